@@ -1,0 +1,167 @@
+"""Constrained decoding: the legal next tokens at every point of a response.
+
+A generator that only ever picks from ``DecodingState.legal_tokens()`` produces structurally valid
+decision sets by construction: tile factors multiply to the loop extent, the innermost factor
+respects ``max_innermost_factor``, categorical indices are in range and compute locations are ones
+TVM accepts. Device limits plug in as extra ``DecisionFilter``s (e.g. a vector-width or
+threads-per-block mask from the hardware profile); a filter that would leave nothing legal is
+ignored for that step so decoding always finishes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Protocol
+
+from .codec import decision_tokens
+from .sketch import CATEGORICAL, LOCATION, TILE, Decision, DecisionSlot, Sketch
+from .vocab import VOCAB, Vocabulary
+
+logger = logging.getLogger(__name__)
+
+
+class DecisionFilter(Protocol):
+    """Narrows the legal values of one decision step (a hardware mask, for instance).
+
+    ``prefix`` is what the slot has decided so far (tile factors chosen before this one).
+    Values are factors for tiles, candidate indices for categoricals, location indices otherwise.
+    """
+
+    def __call__(self, slot: DecisionSlot, prefix: tuple[int, ...], values: list[int]) -> list[int]: ...
+
+
+@lru_cache(maxsize=1 << 16)
+def _divisors(n: int) -> tuple[int, ...]:
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return tuple(sorted(set(small + [n // d for d in small])))
+
+
+@lru_cache(maxsize=1 << 16)
+def _completable(rest: int, parts: int, max_innermost: int) -> bool:
+    """Can ``rest`` be split into ``parts`` representable factors, the last within the limit?"""
+    if parts == 1:
+        return VOCAB.has_number(rest) and (max_innermost <= 0 or rest <= max_innermost)
+    return any(
+        VOCAB.has_number(f) and _completable(rest // f, parts - 1, max_innermost)
+        for f in _divisors(rest)
+    )
+
+
+def tile_factors(slot: DecisionSlot, prefix: tuple[int, ...]) -> list[int]:
+    """Factors legal at position ``len(prefix)`` of a perfect tile."""
+    assert slot.extent is not None
+    done = 1
+    for f in prefix:
+        done *= f
+    rest = slot.extent // done
+    left = slot.parts - len(prefix)
+    if left == 1:
+        return [rest] if _completable(rest, 1, slot.max_innermost) else []
+    return [
+        f
+        for f in _divisors(rest)
+        if VOCAB.has_number(f) and _completable(rest // f, left - 1, slot.max_innermost)
+    ]
+
+
+def is_modelled(slot: DecisionSlot) -> bool:
+    """Whether the language decodes this slot itself (otherwise TVM samples it: prior fallback)."""
+    if slot.kind == TILE:
+        return slot.extent is not None and slot.extent > 0 and bool(tile_factors(slot, ()))
+    if slot.kind == CATEGORICAL:
+        return 0 < len(slot.choices) <= 64
+    if slot.kind == LOCATION:
+        return bool(slot.choices)
+    return False
+
+
+def legal_values(
+    slot: DecisionSlot, prefix: tuple[int, ...], filters: Sequence[DecisionFilter] = ()
+) -> list[int]:
+    if slot.kind == TILE:
+        values = tile_factors(slot, prefix)
+    elif slot.kind == CATEGORICAL:
+        values = list(range(len(slot.choices)))
+    else:
+        values = list(slot.choices)
+    for f in filters:
+        narrowed = f(slot, prefix, values)
+        if narrowed:
+            values = narrowed
+        else:
+            logger.debug("filter %r left no legal value for %s; ignored", f, slot.inst_kind)
+    return values
+
+
+class DecodingState:
+    """Walks a sketch's slots token by token, exposing the legal next tokens.
+
+    Slots the language does not model are emitted as ``<unk>`` (one per token of the slot) and
+    decode to None, which lets TVM sample them.
+    """
+
+    def __init__(
+        self,
+        sketch: Sketch,
+        filters: Sequence[DecisionFilter] = (),
+        vocab: Vocabulary = VOCAB,
+    ) -> None:
+        self.sketch = sketch
+        self.filters = tuple(filters)
+        self.vocab = vocab
+        self.modelled = [is_modelled(s) for s in sketch.slots]
+        self.tokens: list[str] = []
+        self._decisions: list[Decision] = []
+        self._prefix: list[int] = []
+
+    @property
+    def done(self) -> bool:
+        return len(self._decisions) == len(self.sketch.slots)
+
+    @property
+    def slot(self) -> DecisionSlot:
+        return self.sketch.slots[len(self._decisions)]
+
+    def legal_tokens(self) -> list[str]:
+        if self.done:
+            return ["<eos>"]
+        slot = self.slot
+        if not self.modelled[len(self._decisions)]:
+            return ["<unk>"]
+        values = legal_values(slot, tuple(self._prefix), self.filters)
+        if slot.kind == TILE:
+            return [self.vocab.number(v) for v in values]
+        return [decision_tokens(slot.kind, v, self.vocab)[0] for v in values]
+
+    def step(self, token: str) -> None:
+        legal = self.legal_tokens()
+        if token not in legal:
+            raise ValueError(f"token {token!r} is not legal here; legal: {legal[:16]}")
+        if self.done:
+            self.tokens.append(token)
+            return
+        slot = self.slot
+        self.tokens.append(token)
+        if token == "<unk>":
+            self._prefix.append(0)
+            if len(self._prefix) == slot.num_tokens:
+                self._finish(None)
+            return
+        value = int(token[1:])
+        if slot.kind == TILE:
+            self._prefix.append(value)
+            if len(self._prefix) == slot.parts:
+                self._finish(tuple(self._prefix))
+        else:
+            self._finish(value)
+
+    def _finish(self, decision: Decision) -> None:
+        self._decisions.append(decision)
+        self._prefix = []
+
+    def decisions(self) -> list[Decision]:
+        if not self.done:
+            raise ValueError("decoding is not finished")
+        return list(self._decisions)

@@ -1,0 +1,228 @@
+"""Design-space sketches: a MetaSchedule design space seen as a program with decision slots.
+
+A design space (one schedule from a space generator) is a trace whose sampling instructions carry
+decisions. ``Sketch.from_schedule`` replays that trace once on the workload to learn, for every
+sampling instruction, what a decision there may be (loop extent and tile parts, categorical
+candidates, the compute locations TVM accepts). Everything later (prompt, response, legality masks,
+applying a generated decision set) works from these slots, so each design space is analysed once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import tvm
+from tvm.ir import IRModule
+from tvm.s_tir import Schedule
+from tvm.s_tir.schedule import Instruction, Trace
+
+logger = logging.getLogger(__name__)
+
+TILE = "tile"
+CATEGORICAL = "categorical"
+LOCATION = "location"
+OPAQUE = "opaque"  # a sampling instruction the language records but leaves to TVM's sampler
+
+Decision = Union[tuple[int, ...], int, None]
+
+_SLOT_KINDS = {
+    "SamplePerfectTile": TILE,
+    "SampleCategorical": CATEGORICAL,
+    "SampleComputeLocation": LOCATION,
+}
+_PROBE_BEYOND = 1 << 20  # a location index past any loop: TVM snaps it to the deepest legal one
+
+
+def is_sampling(inst: Instruction) -> bool:
+    return inst.kind.name.startswith("Sample")
+
+
+@dataclass(frozen=True)
+class DecisionSlot:
+    """What one sampling instruction of a sketch may decide.
+
+    ``choices`` holds the categorical candidate values (decision = their index) or the legal
+    compute-location indices (decision = the index itself); tiles use ``extent``, ``parts`` and
+    ``max_innermost`` (0 = no limit).
+    """
+
+    kind: str
+    inst_kind: str
+    extent: int | None = None
+    parts: int = 1
+    max_innermost: int = 0
+    choices: tuple[int, ...] = ()
+
+    @property
+    def num_tokens(self) -> int:
+        return self.parts if self.kind in (TILE, OPAQUE) else 1
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    """A block of the workload as the prompt describes it."""
+
+    name: str
+    iters: tuple[tuple[str, int], ...]  # (kind "S"/"R"/"O", extent; -1 when not constant)
+    dtypes: tuple[str, ...]
+
+
+@dataclass
+class Sketch:
+    """One design space of one workload, with its decision slots.
+
+    ``decisions`` are the design space's own (sampled) decisions, one per slot.
+    """
+
+    mod: IRModule
+    trace: Trace
+    slots: list[DecisionSlot]
+    decisions: list[Decision]
+    blocks: list[BlockInfo]
+    instructions: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+
+    @classmethod
+    def from_schedule(cls, mod: IRModule, design_space: Schedule) -> Sketch:
+        """Analyse a design space by replaying its trace on ``mod``."""
+        trace = design_space.trace
+        sch = Schedule(mod, debug_mask="none", error_render_level="none")
+        slots: list[DecisionSlot] = []
+        decisions: list[Decision] = []
+        instructions: list[tuple[str, tuple[Any, ...]]] = []
+
+        def record(inst: Instruction, inputs: list, attrs: list, decision: Any) -> Any:
+            name = inst.kind.name
+            instructions.append((name, _plain_attrs(name, attrs)))
+            if not is_sampling(inst):
+                return decision
+            slot, value = _analyse(sch, name, inputs, attrs, decision)
+            slots.append(slot)
+            decisions.append(value)
+            return decision
+
+        trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=record)
+        return cls(
+            mod=mod,
+            trace=trace,
+            slots=slots,
+            decisions=decisions,
+            blocks=describe_blocks(mod),
+            instructions=instructions,
+        )
+
+    def read_decisions(self, trace: Trace) -> list[Decision]:
+        """The decisions of another trace of this sketch (e.g. a tuning record), slot by slot."""
+        sampling = [inst for inst in trace.insts if is_sampling(inst)]
+        if len(sampling) != len(self.slots):
+            raise ValueError(
+                f"trace has {len(sampling)} sampling instructions, the sketch has "
+                f"{len(self.slots)}: it was not made from this design space"
+            )
+        out: list[Decision] = []
+        for inst, slot in zip(sampling, self.slots):
+            if inst.kind.name != slot.inst_kind:
+                raise ValueError(f"trace samples {inst.kind.name} where the sketch has {slot.inst_kind}")
+            out.append(_plain_decision(slot.kind, trace.decisions.get(inst)))
+        return out
+
+    def apply(self, decisions: Sequence[Decision], seed: int = 1) -> Schedule:
+        """Replay the sketch with ``decisions`` (None = let TVM sample) on a fresh schedule.
+
+        Postprocessing instructions are dropped; the caller runs the postprocessors. Raises
+        ``tvm.TVMError`` when the decisions cannot be applied.
+        """
+        if len(decisions) != len(self.slots):
+            raise ValueError(f"{len(decisions)} decisions for {len(self.slots)} slots")
+        sch = Schedule(self.mod, seed=seed, debug_mask="none", error_render_level="none")
+        position = iter(range(len(decisions)))
+
+        def provide(inst: Instruction, inputs: list, attrs: list, decision: Any) -> Any:
+            if not is_sampling(inst):
+                return decision
+            value = decisions[next(position)]
+            return list(value) if isinstance(value, tuple) else value
+
+        self.trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=provide)
+        return sch
+
+
+def _analyse(
+    sch: Schedule, name: str, inputs: list, attrs: list, decision: Any
+) -> tuple[DecisionSlot, Decision]:
+    kind = _SLOT_KINDS.get(name)
+    if kind == TILE:
+        extent = sch.get(inputs[0]).extent
+        value = int(extent) if isinstance(extent, tvm.tirx.IntImm) else None
+        slot = DecisionSlot(TILE, name, value, int(attrs[0]), max(int(attrs[1]), 0))
+    elif kind == CATEGORICAL:
+        slot = DecisionSlot(CATEGORICAL, name, choices=tuple(int(c) for c in attrs[0]))
+    elif kind == LOCATION:
+        slot = DecisionSlot(LOCATION, name, choices=_legal_locations(sch, inputs[0]))
+    else:
+        logger.info("sampling instruction %s is not modelled; TVM samples it", name)
+        parts = len(decision) if isinstance(decision, (list, tuple, tvm.ir.Array)) else 1
+        slot = DecisionSlot(OPAQUE, name, parts=parts)
+    return slot, _plain_decision(slot.kind, decision)
+
+
+def _legal_locations(sch: Schedule, block: Any) -> tuple[int, ...]:
+    """Compute locations TVM accepts for ``block`` now: probe each index on a copy.
+
+    TVM snaps an illegal location to the previous legal one, so a probe whose decision comes back
+    unchanged is legal; probing far past the last loop reveals the deepest legal index.
+    """
+
+    def probe(index: int) -> int:
+        trial = sch.copy()
+        trial.sample_compute_location(block, decision=index)
+        last = trial.trace.insts[-1]
+        return int(trial.trace.decisions[last])
+
+    deepest = probe(_PROBE_BEYOND)
+    return tuple(i for i in range(-2, deepest + 1) if probe(i) == i)
+
+
+def _plain_decision(kind: str, decision: Any) -> Decision:
+    if decision is None:
+        return None
+    if kind in (TILE, OPAQUE) and isinstance(decision, (list, tuple, tvm.ir.Array)):
+        return tuple(int(v) for v in decision)
+    return int(decision)
+
+
+def _plain_attrs(name: str, attrs: list) -> tuple[Any, ...]:
+    """The attributes the prompt shows: annotation keys only (others are structure or numbers)."""
+    if name in ("Annotate", "Unannotate") and attrs:
+        return (str(attrs[0]),)
+    return ()
+
+
+_ITER_KIND = {0: "S", 2: "R"}
+
+
+def describe_blocks(mod: IRModule) -> list[BlockInfo]:
+    """Blocks of the workload's entry function (names, iterator kinds and extents, output dtypes)."""
+    sch = Schedule(mod, debug_mask="none", error_render_level="none")
+    func_name = _entry_name(mod)
+    root = sch.get_sblock("root", func_name=func_name)
+    out = []
+    for rv in sch.get_child_blocks(root):
+        block = sch.get(rv)
+        iters = tuple(
+            (
+                _ITER_KIND.get(int(iv.iter_type), "O"),
+                int(iv.dom.extent) if isinstance(iv.dom.extent, tvm.tirx.IntImm) else -1,
+            )
+            for iv in block.iter_vars
+        )
+        dtypes = tuple(str(w.source.dtype) for w in block.writes)
+        out.append(BlockInfo(block.name_hint, iters, dtypes))
+    return out
+
+
+def _entry_name(mod: IRModule) -> str:
+    names = [gv.name_hint for gv in mod.get_global_vars()]
+    return "main" if "main" in names else names[0]

@@ -1,0 +1,57 @@
+"""The interface between the search strategy and whatever proposes decisions.
+
+``Generator`` is what ``TensorGPTSearchStrategy`` asks each round for decision sets; the learned
+TensorGPT model implements it, and so does ``PriorGenerator``: uniform sampling over the legal
+tokens of the schedule language. The prior is also the fallback for anything a model cannot
+handle (sketches with instructions it never saw, slots the language leaves to TVM).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..language import Decision, DecisionFilter, DecodingState, Sketch
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One proposed decision set for ``sketches[sketch_index]``."""
+
+    sketch_index: int
+    decisions: list[Decision]
+
+
+class Generator(ABC):
+    """Proposes decision sets for a task's sketches; subclass it to plug in a model."""
+
+    @abstractmethod
+    def generate(self, sketches: Sequence[Sketch], num: int, rng: np.random.Generator) -> list[Proposal]:
+        """``num`` proposals spread over ``sketches`` (legal under the language's masks)."""
+
+    def observe(self, sketch: Sketch, decisions: Sequence[Decision], latency_s: float | None) -> None:
+        """A measured result (None = failed to build or run), for online adaptation."""
+
+
+class PriorGenerator(Generator):
+    """Uniform over legal tokens at every step, sketches chosen uniformly.
+
+    ``filters`` are extra legality masks (e.g. device limits) applied at every step.
+    """
+
+    def __init__(self, filters: Sequence[DecisionFilter] = ()) -> None:
+        self.filters = tuple(filters)
+
+    def sample(self, sketch: Sketch, rng: np.random.Generator) -> list[Decision]:
+        state = DecodingState(sketch, self.filters)
+        while not state.done:
+            legal = state.legal_tokens()
+            state.step(legal[int(rng.integers(len(legal)))])
+        return state.decisions()
+
+    def generate(self, sketches: Sequence[Sketch], num: int, rng: np.random.Generator) -> list[Proposal]:
+        picks = rng.integers(len(sketches), size=num)
+        return [Proposal(int(i), self.sample(sketches[int(i)], rng)) for i in picks]
