@@ -1,0 +1,124 @@
+"""Command line: ``python -m tvm_tensorgpt`` or ``tensorgpt``.
+
+  tensorgpt tune --workload matmul-128 --target host --trials 16 [--json]
+  tensorgpt tune --model conv-block --trials 32
+  tensorgpt workloads
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+
+STRATEGIES = ("tensorgpt", "evolutionary", "replay-trace", "replay-func")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tensorgpt", description="TensorGPT for TVM MetaSchedule")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    tune = sub.add_parser("tune", help="tune a built-in workload or model")
+    what = tune.add_mutually_exclusive_group(required=True)
+    what.add_argument("--workload", help="a TIR workload (see `tensorgpt workloads`)")
+    what.add_argument("--model", help="a PyTorch model tuned through relax (see `tensorgpt workloads`)")
+    tune.add_argument(
+        "--target",
+        default="host",
+        help='JSON target dict, e.g. \'{"kind": "llvm", "mcpu": "znver3", "num-cores": 2}\', a TVM tag, '
+        'or "host" (default: auto-detected)',
+    )
+    tune.add_argument("--trials", type=int, default=64, help="measurement budget (default 64)")
+    tune.add_argument("--per-round", type=int, default=16, help="candidates measured per round")
+    tune.add_argument("--work-dir", help="MetaSchedule work_dir; re-running with it resumes (default: new temp dir)")
+    tune.add_argument("--strategy", default="tensorgpt", choices=STRATEGIES)
+    tune.add_argument("--seed", type=int, default=None)
+    tune.add_argument("--json", action="store_true", help="print one JSON object on stdout (logs go to stderr)")
+
+    sub.add_parser("workloads", help="list built-in workloads and models")
+    return parser
+
+
+def _cmd_workloads() -> int:
+    from .workloads import WORKLOADS
+    from .workloads.models import MODELS
+
+    print("TIR workloads (--workload):")
+    for w in WORKLOADS.values():
+        print(f"  {w.name:22s} {w.kind:18s} {w.description}")
+    print("Models via relax (--model):")
+    for m in MODELS.values():
+        print(f"  {m.name:22s} {m.description}")
+    return 0
+
+
+def _cmd_tune(args: argparse.Namespace) -> dict:
+    from .plugin.target import TargetError, parse_target
+    from .plugin.tune import tune_model, tune_module
+    from .workloads import get_workload
+    from .workloads.models import get_model
+
+    if args.trials < 1:
+        raise _UsageError("--trials must be at least 1")
+    if args.per_round < 1:
+        raise _UsageError("--per-round must be at least 1")
+    try:
+        target = parse_target(args.target)
+        mod = get_workload(args.workload).build() if args.workload else get_model(args.model)
+    except (TargetError, ValueError) as err:
+        raise _UsageError(str(err)) from None
+    work_dir = args.work_dir or tempfile.mkdtemp(prefix="tensorgpt-")
+    common = dict(target=target, work_dir=work_dir, trials=args.trials, strategy=args.strategy,
+                  per_round=args.per_round, seed=args.seed)  # fmt: skip
+    result = tune_module(mod, **common) if args.workload else tune_model(args.model, **common)
+    return {
+        "trials": result.trials,
+        "generated": result.generated,
+        "valid": result.valid,
+        "records_valid": result.records_valid,
+        "best_us": result.best_us,
+        "wall_s": round(result.wall_s, 2),
+        "work_dir": result.work_dir,
+        "strategy": result.strategy,
+        "target": result.target,
+        "tasks": result.tasks,
+        **result.extra,
+    }
+
+
+def _print_summary(summary: dict) -> None:
+    print(f"\nwork_dir: {summary['work_dir']}")
+    print(f"trials: {summary['trials']} ({summary['records_valid']} measured OK)")
+    if summary["generated"]:
+        print(f"TensorGPT candidates: {summary['generated']} generated, {summary['valid']} valid after postprocs")
+    if "model" in summary:
+        print(f"model latency: tuned {summary['tuned_us']:.1f} us, untuned {summary['untuned_us']:.1f} us "
+              f"({summary['kernels_replaced']} kernels replaced from the database)")  # fmt: skip
+    elif summary["best_us"] is not None:
+        print(f"best latency: {summary['best_us']:.1f} us")
+    print(f"wall time: {summary['wall_s']:.1f} s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "workloads":
+            return _cmd_workloads()
+        if args.json:
+            # stdout carries only the JSON object; MetaSchedule's summary and logs go to stderr
+            with contextlib.redirect_stdout(sys.stderr):
+                summary = _cmd_tune(args)
+            print(json.dumps(summary))
+        else:
+            _print_summary(_cmd_tune(args))
+        return 0
+    except _UsageError as err:
+        print(f"tensorgpt: error: {err}", file=sys.stderr)
+        return 2

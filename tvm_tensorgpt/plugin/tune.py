@@ -1,0 +1,182 @@
+"""The plugin's own tuning paths (used by the CLI): stock MetaSchedule calls with working defaults.
+
+They add only what a user would otherwise have to know about this machine: the builder that does
+not time out, loading just the target's tensor intrinsics, one core count for the whole run, and
+a summary (trials, candidate validity, best latency, wall time) at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm.ir import IRModule
+from tvm.s_tir import meta_schedule as ms
+from tvm.target import Target
+
+from .builder import local_builder
+from .intrinsics import load_tensor_intrinsics
+from .strategy import TensorGPTSearchStrategy, TuningStats
+from .target import TargetLike, parse_target
+
+
+@dataclass
+class TuneResult:
+    """What a tune produced; ``generated``/``valid`` count TensorGPT's candidates (0 for others)."""
+
+    work_dir: str
+    strategy: str
+    target: dict[str, Any]
+    trials: int
+    records_valid: int
+    generated: int
+    valid: int
+    best_us: float | None
+    wall_s: float
+    tasks: dict[str, float | None] = field(default_factory=dict)  # task -> best latency (us)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _strategy(name: str, stats: TuningStats) -> Any:
+    return TensorGPTSearchStrategy(stats=stats) if name == "tensorgpt" else name
+
+
+def _cores(target: Target) -> int:
+    cores = target.attrs.get("num-cores") if target.kind.name == "llvm" else None
+    return int(cores) if cores else (os.cpu_count() or 1)
+
+
+def _summarise(
+    database: ms.database.Database, workloads: dict[str, IRModule]
+) -> tuple[int, int, dict[str, float | None]]:
+    """(records, records with a measured latency, best latency in us per named workload)."""
+    best: dict[str, float | None] = dict.fromkeys(workloads)
+    total = valid = 0
+    for record in database.get_all_tuning_records():
+        total += 1
+        if record.run_secs is None or len(record.run_secs) == 0:
+            continue
+        valid += 1
+        latency = float(np.mean([float(s) for s in record.run_secs])) * 1e6
+        name = next(
+            (n for n, m in workloads.items() if tvm_ffi.structural_equal(record.workload.mod, m)),
+            "other",
+        )
+        if best.get(name) is None or latency < best[name]:  # type: ignore[operator]
+            best[name] = latency
+    return total, valid, best
+
+
+def tune_module(
+    mod: IRModule,
+    target: TargetLike,
+    work_dir: str,
+    trials: int,
+    strategy: str = "tensorgpt",
+    per_round: int = 16,
+    seed: int | None = None,
+) -> TuneResult:
+    """Tune a TIR module (one workload) with MetaSchedule's ``tune_tir``."""
+    target = parse_target(target)
+    load_tensor_intrinsics(target)
+    stats = TuningStats()
+    start = time.perf_counter()
+    database = ms.tune_tir(
+        mod,
+        target,
+        work_dir,
+        max_trials_global=trials,
+        num_trials_per_iter=per_round,
+        builder=local_builder(max_workers=_cores(target)),
+        strategy=_strategy(strategy, stats),
+        space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
+        num_tuning_cores=_cores(target),
+        seed=seed,
+    )
+    wall = time.perf_counter() - start
+    total, valid, best = _summarise(database, {"main": mod})
+    totals = stats.total()
+    latencies = [v for v in best.values() if v is not None]
+    return TuneResult(
+        work_dir=work_dir,
+        strategy=strategy,
+        target=json.loads(str(target)),
+        trials=total,
+        records_valid=valid,
+        generated=totals.generated,
+        valid=totals.valid,
+        best_us=min(latencies) if latencies else None,
+        wall_s=wall,
+        tasks=best,
+    )
+
+
+def time_executable(executable: Any, inputs: list[np.ndarray], repeat: int = 20) -> float:
+    """Median latency (us) of a relax executable's ``main`` on the CPU."""
+    device = tvm.cpu()
+    vm = tvm.relax.VirtualMachine(executable, device)
+    args = [tvm.runtime.tensor(x, device) for x in inputs]
+    timer = vm.time_evaluator("main", device, number=5, repeat=repeat)
+    return float(np.median(timer(*args).results)) * 1e6
+
+
+def tune_model(
+    name: str,
+    target: TargetLike,
+    work_dir: str,
+    trials: int,
+    strategy: str = "tensorgpt",
+    per_round: int = 16,
+    seed: int | None = None,
+) -> TuneResult:
+    """Tune a built-in PyTorch model through relax, then compile it with the database and time it."""
+    from ..workloads.models import apply_database, import_model, prepare
+
+    target = parse_target(target)
+    load_tensor_intrinsics(target)
+    raw, _, example = import_model(name)
+    prepared = prepare(raw, target)
+    tasks = ms.relax_integration.extract_tasks(prepared, target)
+    stats = TuningStats()
+    start = time.perf_counter()
+    database = ms.relax_integration.tune_relax(
+        prepared,
+        params={},
+        target=target,
+        work_dir=work_dir,
+        max_trials_global=trials,
+        num_trials_per_iter=per_round,
+        builder=local_builder(max_workers=_cores(target)),
+        strategy=_strategy(strategy, stats),
+        space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
+        seed=seed,
+    )
+    wall = time.perf_counter() - start
+    total, valid, best = _summarise(database, {t.task_name: t.dispatched[0] for t in tasks})
+    inputs = [x.numpy() for x in example]
+    tuned_exe, replaced = apply_database(raw, target, database)
+    untuned_us = time_executable(tvm.compile(prepare(raw, target), target=target), inputs)
+    tuned_us = time_executable(tuned_exe, inputs)
+    totals = stats.total()
+    return TuneResult(
+        work_dir=work_dir,
+        strategy=strategy,
+        target=json.loads(str(target)),
+        trials=total,
+        records_valid=valid,
+        generated=totals.generated,
+        valid=totals.valid,
+        best_us=tuned_us,
+        wall_s=wall,
+        tasks=best,
+        extra={"model": name, "untuned_us": untuned_us, "tuned_us": tuned_us, "kernels_replaced": replaced},
+    )
