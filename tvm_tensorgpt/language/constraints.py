@@ -78,14 +78,19 @@ def is_modelled(slot: DecisionSlot) -> bool:
 
 
 def legal_values(
-    slot: DecisionSlot, prefix: tuple[int, ...], filters: Sequence[DecisionFilter] = ()
+    slot: DecisionSlot,
+    prefix: tuple[int, ...],
+    filters: Sequence[DecisionFilter] = (),
+    locations: Sequence[int] | None = None,
 ) -> list[int]:
+    """Legal values of the next decision step; ``locations`` is the live set for a location slot
+    (``Sketch.legal_locations``), defaulting to the set seen in the design space."""
     if slot.kind == TILE:
         values = tile_factors(slot, prefix)
     elif slot.kind == CATEGORICAL:
         values = list(range(len(slot.choices)))
     else:
-        values = list(slot.choices)
+        values = list(slot.choices if locations is None else locations)
     for f in filters:
         narrowed = f(slot, prefix, values)
         if narrowed:
@@ -99,7 +104,10 @@ class DecodingState:
     """Walks a sketch's slots token by token, exposing the legal next tokens.
 
     Slots the language does not model are emitted as ``<unk>`` (one per token of the slot) and
-    decode to None, which lets TVM sample them.
+    decode to None, which lets TVM sample them. With ``tvm_locations`` compute-location slots are
+    left to TVM the same way: its sampler draws uniformly from the live legal set, which saves the
+    probing ``Sketch.legal_locations`` needs (the prior uses this; a model that scores locations
+    needs the set and leaves it False).
     """
 
     def __init__(
@@ -107,14 +115,18 @@ class DecodingState:
         sketch: Sketch,
         filters: Sequence[DecisionFilter] = (),
         vocab: Vocabulary = VOCAB,
+        tvm_locations: bool = False,
     ) -> None:
         self.sketch = sketch
         self.filters = tuple(filters)
         self.vocab = vocab
-        self.modelled = [is_modelled(s) for s in sketch.slots]
+        self.modelled = [
+            is_modelled(s) and not (tvm_locations and s.kind == LOCATION) for s in sketch.slots
+        ]
         self.tokens: list[str] = []
         self._decisions: list[Decision] = []
         self._prefix: list[int] = []
+        self._legal: list[str] | None = None  # cache for the current step
 
     @property
     def done(self) -> bool:
@@ -125,12 +137,18 @@ class DecodingState:
         return self.sketch.slots[len(self._decisions)]
 
     def legal_tokens(self) -> list[str]:
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return self._legal
+
+    def _compute_legal(self) -> list[str]:
         if self.done:
             return ["<eos>"]
         slot = self.slot
         if not self.modelled[len(self._decisions)]:
             return ["<unk>"]
-        values = legal_values(slot, tuple(self._prefix), self.filters)
+        locations = self.sketch.legal_locations(self._decisions) if slot.kind == LOCATION else None
+        values = legal_values(slot, tuple(self._prefix), self.filters, locations)
         if slot.kind == TILE:
             return [self.vocab.number(v) for v in values]
         return [decision_tokens(slot.kind, v, self.vocab)[0] for v in values]
@@ -144,6 +162,7 @@ class DecodingState:
             return
         slot = self.slot
         self.tokens.append(token)
+        self._legal = None
         if token == "<unk>":
             self._prefix.append(0)
             if len(self._prefix) == slot.num_tokens:

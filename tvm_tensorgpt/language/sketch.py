@@ -44,9 +44,10 @@ def is_sampling(inst: Instruction) -> bool:
 class DecisionSlot:
     """What one sampling instruction of a sketch may decide.
 
-    ``choices`` holds the categorical candidate values (decision = their index) or the legal
-    compute-location indices (decision = the index itself); tiles use ``extent``, ``parts`` and
-    ``max_innermost`` (0 = no limit).
+    ``choices`` holds the categorical candidate values (decision = their index) or, for compute
+    locations, the indices legal in the design space itself (which locations are legal depends on
+    earlier tile decisions: ``Sketch.legal_locations`` gives the live set); tiles use ``extent``,
+    ``parts`` and ``max_innermost`` (0 = no limit).
     """
 
     kind: str
@@ -128,6 +129,38 @@ class Sketch:
             out.append(_plain_decision(slot.kind, trace.decisions.get(inst)))
         return out
 
+    def legal_locations(self, decided: Sequence[Decision]) -> tuple[int, ...]:
+        """Legal compute locations of slot ``len(decided)`` given the decisions before it.
+
+        Replays the sketch up to that instruction (TVM drops unit loops and checks each loop, so
+        the set depends on earlier tile sizes) and probes each location there.
+        """
+        target = len(decided)
+        if self.slots[target].kind != LOCATION:
+            raise ValueError(f"slot {target} is a {self.slots[target].kind} slot, not a location")
+        sch = Schedule(self.mod, debug_mask="none", error_render_level="none")
+        position = iter(range(len(self.slots)))
+        found: list[tuple[int, ...]] = []
+
+        def provide(inst: Instruction, inputs: list, attrs: list, decision: Any) -> Any:
+            if not is_sampling(inst):
+                return decision
+            index = next(position)
+            if index < target:
+                value = decided[index]
+                return list(value) if isinstance(value, tuple) else value
+            if index == target:
+                found.append(_legal_locations(sch, inputs[0]))
+                raise _StopReplay
+            return decision
+
+        try:
+            self.trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=provide)
+        except Exception:  # noqa: BLE001 - our _StopReplay comes back through TVM's FFI wrapped
+            if not found:
+                raise
+        return found[0]
+
     def apply(self, decisions: Sequence[Decision], seed: int = 1) -> Schedule:
         """Replay the sketch with ``decisions`` (None = let TVM sample) on a fresh schedule.
 
@@ -147,6 +180,10 @@ class Sketch:
 
         self.trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=provide)
         return sch
+
+
+class _StopReplay(Exception):
+    """Ends a partial replay once the instruction of interest is reached."""
 
 
 def _analyse(
@@ -169,20 +206,29 @@ def _analyse(
 
 
 def _legal_locations(sch: Schedule, block: Any) -> tuple[int, ...]:
-    """Compute locations TVM accepts for ``block`` now: probe each index on a copy.
+    """Compute locations TVM accepts for ``block`` now, by probing a copy of the schedule.
 
-    TVM snaps an illegal location to the previous legal one, so a probe whose decision comes back
-    unchanged is legal; probing far past the last loop reveals the deepest legal index.
+    TVM snaps an illegal location to the deepest legal one above it, so probing past the last
+    loop gives the deepest legal index, probing just above that the next one, and so on: one
+    probe per legal location (each probe costs a full legality scan inside TVM).
     """
 
     def probe(index: int) -> int:
         trial = sch.copy()
         trial.sample_compute_location(block, decision=index)
-        last = trial.trace.insts[-1]
-        return int(trial.trace.decisions[last])
+        return int(trial.trace.decisions[trial.trace.insts[-1]])
 
-    deepest = probe(_PROBE_BEYOND)
-    return tuple(i for i in range(-2, deepest + 1) if probe(i) == i)
+    legal = []
+    index = _PROBE_BEYOND
+    while True:
+        found = probe(index)
+        legal.append(found)
+        if found <= -1:  # root (-1) is always legal; inline (-2) may be too
+            if found == -1 and probe(-2) == -2:
+                legal.append(-2)
+            break
+        index = found - 1
+    return tuple(sorted(legal))
 
 
 def _plain_decision(kind: str, decision: Any) -> Decision:

@@ -39,14 +39,17 @@ class Generator(ABC):
 class PriorGenerator(Generator):
     """Uniform over legal tokens at every step, sketches chosen uniformly.
 
-    ``filters`` are extra legality masks (e.g. device limits) applied at every step.
+    ``filters`` are extra legality masks (e.g. device limits) applied at every step. Compute
+    locations are left to TVM's sampler (decision None), which is uniform over the legal ones;
+    ``probe_locations=True`` decodes them here instead, from the probed legal set (slower).
     """
 
-    def __init__(self, filters: Sequence[DecisionFilter] = ()) -> None:
+    def __init__(self, filters: Sequence[DecisionFilter] = (), probe_locations: bool = False) -> None:
         self.filters = tuple(filters)
+        self.probe_locations = probe_locations
 
     def sample(self, sketch: Sketch, rng: np.random.Generator) -> list[Decision]:
-        state = DecodingState(sketch, self.filters)
+        state = DecodingState(sketch, self.filters, tvm_locations=not self.probe_locations)
         while not state.done:
             legal = state.legal_tokens()
             state.step(legal[int(rng.integers(len(legal)))])

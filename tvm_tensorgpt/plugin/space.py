@@ -67,6 +67,31 @@ class TensorGPTSpaceGenerator(PySpaceGenerator):
         return kept
 
     def clone(self) -> SpaceGenerator:
+        """A copy whose rules are the target's, resolved (see ``resolved_postprocs``)."""
+        if self._inner is None:
+            return TensorGPTSpaceGenerator(
+                self.sch_rules, self.postprocs, self.mutator_probs, self.sketch_filter
+            )
+        inner = self._inner
         return TensorGPTSpaceGenerator(
-            self.sch_rules, self.postprocs, self.mutator_probs, self.sketch_filter
+            sch_rules=[rule.clone() for rule in inner.sch_rules],
+            postprocs=[postproc.clone() for postproc in inner.postprocs],
+            mutator_probs={m.clone(): float(p) for m, p in inner.mutator_probs.items()},
+            sketch_filter=self.sketch_filter,
         )
+
+
+def resolved_postprocs(context: "TuneContext") -> list:
+    """The postprocessors a tuning of ``context`` must apply.
+
+    A Python space generator's rule fields stay unset when it is built with "from-target" (only
+    C++ generators fill in the target's defaults), and C++ fields cannot be set afterwards. The
+    stock flows (tune_tir, tune_relax) clone each TuneContext, and ``clone`` above passes resolved
+    rules on; for a context used without cloning, resolve the target's defaults here.
+    """
+    space = context.space_generator
+    if space is not None and space.postprocs is not None:
+        return list(space.postprocs)
+    defaults = PostOrderApply()
+    defaults._initialize_with_tune_context(context)
+    return list(defaults.postprocs)

@@ -28,6 +28,7 @@ from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchSt
 
 from ..language import Decision, Sketch
 from .generator import Generator, PriorGenerator
+from .space import resolved_postprocs
 
 if TYPE_CHECKING:
     from tvm.s_tir.meta_schedule import TuneContext
@@ -130,10 +131,12 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         self.rng = np.random.default_rng(0)
         self.state: _TaskState | None = None
         self.log = logger
+        self.postprocs: list = []
 
     def _initialize_with_tune_context(self, context: "TuneContext") -> None:
         self.context = context
         self.log = task_logger(str(context.task_name))
+        self.postprocs = resolved_postprocs(context)
         seed = int(context.rand_state) if context.rand_state is not None else -1
         self.rng = np.random.default_rng(seed if seed >= 0 else None)
 
@@ -169,7 +172,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             for proposal in proposals:
                 stats.generated += 1
                 sketch = state.sketches[proposal.sketch_index]
-                sch = self._realise(context, sketch, proposal.decisions, self._seed())
+                sch = self._realise(sketch, proposal.decisions, self._seed())
                 if sch is None:
                     continue
                 stats.valid += 1
@@ -268,13 +271,12 @@ class TensorGPTSearchStrategy(PySearchStrategy):
     def _seed(self) -> int:
         return int(self.rng.integers(1, 2**31 - 1))  # TVM accepts 1 .. 2^31-1 only
 
-    @staticmethod
-    def _realise(context: "TuneContext", sketch: Sketch, decisions: list[Decision], seed: int) -> Schedule | None:
+    def _realise(self, sketch: Sketch, decisions: list[Decision], seed: int) -> Schedule | None:
         """Apply decisions and run the postprocessors; None when TVM rejects the result."""
         try:
             sch = sketch.apply(decisions, seed=seed)
             sch.enter_postproc()
-            for postproc in context.space_generator.postprocs or []:
+            for postproc in self.postprocs:
                 if not postproc.apply(sch):
                     return None
         except tvm.TVMError:

@@ -1,0 +1,185 @@
+"""The schedule language on real MetaSchedule design spaces (llvm rules; cuda in its own test)."""
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from tvm.s_tir import Schedule
+
+from conftest import LANGUAGE_WORKLOADS, make_context
+from tvm_tensorgpt.language import (
+    DecodeError,
+    DecodingState,
+    Sketch,
+    decode_response,
+    legal_values,
+    prompt_tokens,
+    response_tokens,
+)
+from tvm_tensorgpt.language.sketch import CATEGORICAL, LOCATION, OPAQUE, TILE, DecisionSlot
+from tvm_tensorgpt.plugin import PriorGenerator
+from tvm_tensorgpt.plugin.space import resolved_postprocs
+from tvm_tensorgpt.workloads import get_workload
+
+
+@pytest.mark.parametrize("name", LANGUAGE_WORKLOADS)
+def test_round_trip_every_design_space(task_spaces, name):
+    _, spaces, sketches = task_spaces[name]
+    assert spaces, f"{name}: no design space"
+    for space, sketch in zip(spaces, sketches):
+        original = sketch.read_decisions(space.trace)
+        assert original == sketch.decisions
+        assert all(d is not None for d in original)
+        tokens = response_tokens(sketch, original)
+        assert tokens[-1] == "<eos>" and "<unk>" not in tokens
+        assert decode_response(sketch, tokens) == original
+        # the decisions applied through the trace give back the design space's module
+        again = sketch.apply(original)
+        assert tvm_ffi.structural_equal(again.mod, space.mod)
+
+
+def test_prompt_describes_workload_and_masks_decisions(task_spaces):
+    _, _, sketches = task_spaces["conv2d-resnet"]
+    sketch = sketches[0]
+    prompt = prompt_tokens(sketch, hardware=["HW_CPU_X86"])
+    assert prompt[:3] == ["<bos>", "[HW]", "HW_CPU_X86"] and prompt[-1] == "<sep>"
+    assert "W_conv2d" in prompt and "K_R" in prompt and "D_float32" in prompt
+    assert "N56" in prompt and "N64" in prompt
+    assert prompt.count("<mask>") == len(sketch.slots)
+    kinds = {s.kind for s in sketch.slots}
+    assert {TILE, CATEGORICAL, LOCATION} <= kinds
+    # decisions never leak into the prompt: two decision sets, one prompt
+    assert "I_SamplePerfectTile" in prompt and "<unk>" not in prompt
+
+
+def test_decode_rejects_malformed_responses(task_spaces):
+    _, _, sketches = task_spaces["matmul-128"]
+    sketch = sketches[0]
+    tokens = response_tokens(sketch, sketch.decisions)
+    with pytest.raises(DecodeError):
+        decode_response(sketch, tokens[:-2])
+    bad = list(tokens)
+    bad[0] = "C1"  # a categorical token where a tile factor belongs
+    with pytest.raises(DecodeError):
+        decode_response(sketch, bad)
+
+
+@pytest.mark.parametrize("name", LANGUAGE_WORKLOADS)
+def test_constrained_sampling_is_postproc_valid(task_spaces, name):
+    context, _, sketches = task_spaces[name]
+    rng = np.random.default_rng(0)
+    generator = PriorGenerator()
+    postprocs = resolved_postprocs(context)
+    assert postprocs, "the target's postprocessors must be applied"
+    for i, proposal in enumerate(generator.generate(sketches, 200, rng)):
+        sketch = sketches[proposal.sketch_index]
+        for slot, decision in zip(sketch.slots, proposal.decisions):
+            if slot.kind == TILE:
+                assert int(np.prod(decision)) == slot.extent
+                assert slot.max_innermost <= 0 or decision[-1] <= slot.max_innermost
+            elif slot.kind == CATEGORICAL:
+                assert 0 <= decision < len(slot.choices)
+        sch = sketch.apply(proposal.decisions, seed=i + 1)
+        # TVM keeps legal decisions as given; it would silently "repair" an illegal tile or snap an
+        # illegal compute location, so reading them back checks every slot we decided
+        applied = sketch.read_decisions(sch.trace)
+        assert all(d is None or d == a for d, a in zip(proposal.decisions, applied))
+        sch.enter_postproc()
+        assert all(p.apply(sch) for p in postprocs), f"{name}: sample {i} failed a postprocessor"
+
+
+def test_probed_compute_locations_are_exactly_legal(task_spaces):
+    """Locations decoded from the probed live set are never snapped by TVM."""
+    _, _, sketches = task_spaces["conv2d-resnet"]
+    rng = np.random.default_rng(2)
+    generator = PriorGenerator(probe_locations=True)
+    for i, proposal in enumerate(generator.generate(sketches, 30, rng)):
+        sketch = sketches[proposal.sketch_index]
+        assert all(d is not None for d in proposal.decisions)
+        assert sketch.read_decisions(sketch.apply(proposal.decisions, seed=i + 1).trace) == proposal.decisions
+    sketch = sketches[0]
+    where = next(i for i, s in enumerate(sketch.slots) if s.kind == LOCATION)
+    assert sketch.legal_locations(sketch.decisions[:where]) == sketch.slots[where].choices
+
+
+def test_legal_tokens_for_tiles_categoricals_and_locations():
+    tile = DecisionSlot(TILE, "SamplePerfectTile", extent=128, parts=3, max_innermost=16)
+    first = legal_values(tile, ())
+    assert first == [1, 2, 4, 8, 16, 32, 64, 128]
+    # after 128 there is nothing left to split: only 1s, the innermost must be 1
+    assert legal_values(tile, (128,)) == [1]
+    assert legal_values(tile, (1, 4)) == []  # 32 > max_innermost: a dead end never offered
+    assert legal_values(tile, (1,)) == [8, 16, 32, 64, 128]
+    cat = DecisionSlot(CATEGORICAL, "SampleCategorical", choices=(0, 16, 64, 512))
+    assert legal_values(cat, ()) == [0, 1, 2, 3]
+    loc = DecisionSlot(LOCATION, "SampleComputeLocation", choices=(-2, -1, 3))
+    assert legal_values(loc, ()) == [-2, -1, 3]
+
+
+def test_extra_filters_narrow_decoding(task_spaces):
+    """The seam for hardware masks: filters narrow each step; one that empties a step is ignored."""
+
+    def outer_tile_one_and_no_unroll(slot, prefix, values):
+        if slot.kind == TILE and not prefix:
+            return [v for v in values if v == 1]
+        if slot.kind == CATEGORICAL:
+            return [0]
+        return values
+
+    def impossible(slot, prefix, values):
+        return []
+
+    _, _, sketches = task_spaces["matmul-128"]
+    rng = np.random.default_rng(1)
+    generator = PriorGenerator(filters=[outer_tile_one_and_no_unroll, impossible])
+    for proposal in generator.generate(sketches, 50, rng):
+        sketch = sketches[proposal.sketch_index]
+        for slot, decision in zip(sketch.slots, proposal.decisions):
+            if slot.kind == TILE:
+                assert int(np.prod(decision)) == slot.extent
+                if 1 in legal_values(slot, ()):  # otherwise the filter emptied the step: ignored
+                    assert decision[0] == 1
+            elif slot.kind == CATEGORICAL:
+                assert decision == 0
+
+
+def test_decoding_state_refuses_illegal_tokens(task_spaces):
+    _, _, sketches = task_spaces["matmul-128"]
+    state = DecodingState(sketches[0])
+    assert "N3" not in state.legal_tokens()  # 3 does not divide 128
+    with pytest.raises(ValueError, match="not legal"):
+        state.step("N3")
+
+
+def test_unmodelled_sampling_instruction_falls_back_to_tvm(llvm_target):
+    """SamplePartitionedTile is not in the llvm/cuda rules: it becomes <unk> and TVM samples it."""
+    mod = get_workload("matmul-128").build()
+    sch = Schedule(mod)
+    block = sch.get_sblock("T_matmul_NN")
+    i, _, _ = sch.get_loops(block)
+    factors = sch.sample_partitioned_tile(i, n=2, partition_pos=1, innerpart_factor=4)
+    sch.split(i, factors=factors)
+    sketch = Sketch.from_schedule(mod, sch)
+    assert [s.kind for s in sketch.slots] == [OPAQUE]
+    assert "I_SamplePartitionedTile" in prompt_tokens(sketch)
+    state = DecodingState(sketch)
+    assert state.legal_tokens() == ["<unk>"]
+    decisions = PriorGenerator().sample(sketch, np.random.default_rng(0))
+    assert decisions == [None]
+    applied = sketch.apply(decisions, seed=3)
+    assert len(applied.get_loops(applied.get_sblock("T_matmul_NN"))) == 4
+
+
+def test_cuda_design_spaces_round_trip():
+    target = tvm.target.Target(
+        {"kind": "cuda", "arch": "sm_89", "max_threads_per_block": 1024,
+         "max_shared_memory_per_block": 49152, "thread_warp_size": 32}
+    )  # fmt: skip
+    context = make_context(get_workload("matmul-128").build(), target)
+    spaces = list(context.generate_design_space())
+    assert spaces
+    for space in spaces:
+        sketch = Sketch.from_schedule(context.mod, space)
+        tokens = response_tokens(sketch, sketch.decisions)
+        assert decode_response(sketch, tokens) == sketch.read_decisions(space.trace)
+        assert any(s.kind == TILE and s.parts == 5 for s in sketch.slots)  # SSSRRSRS tiling
