@@ -46,3 +46,4 @@ def task_spaces(llvm_target):
         spaces = list(context.generate_design_space())
         out[name] = (context, spaces, [Sketch.from_schedule(context.mod, s) for s in spaces])
     return out
+

@@ -106,17 +106,22 @@ def use_tensorgpt_in_relax_pipeline(**defaults: Any) -> None:
     """
     from .builder import local_builder
 
-    def with_defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
-        merged = {"strategy": NAME, "space": NAME, "builder": local_builder()}
-        merged.update(defaults)
-        merged.update(kwargs)
-        return merged
+    options = {"strategy": NAME, "space": NAME, "builder": local_builder(), **defaults}
 
-    def tune_relax(mod: Any, params: Any, target: Any, work_dir: Any, max_trials_global: Any, *args: Any, **kwargs: Any) -> Any:
-        return relax_integration._tune_relax(mod, params, target, work_dir, max_trials_global, *args, **with_defaults(kwargs))
+    def tune_relax(
+        mod: Any, params: Any, target: Any, work_dir: Any, max_trials_global: Any,
+        max_trials_per_task: Any = None, op_names: Any = None,
+    ) -> Any:  # fmt: skip
+        relax_integration.tune_relax(
+            mod, params, target, work_dir, int(max_trials_global),
+            max_trials_per_task=None if max_trials_per_task is None else int(max_trials_per_task),
+            op_names=op_names, **options,
+        )  # fmt: skip
+        return mod  # like the stock global: the pass only records tuning decisions
 
-    def tune_tir(mod: Any, target: Any, work_dir: Any, max_trials_global: Any, **kwargs: Any) -> Any:
-        return tir_integration._tune_tir(mod, target, work_dir, max_trials_global, **with_defaults(kwargs))
+    def tune_tir(mod: Any, target: Any, work_dir: Any, max_trials_global: Any) -> Any:
+        tir_integration.tune_tir(mod, target, work_dir, int(max_trials_global), **options)
+        return mod
 
     tvm_ffi.register_global_func("tvm.s_tir.meta_schedule.tune_relax", tune_relax, override=True)
     tvm_ffi.register_global_func("tvm.s_tir.meta_schedule.tune_tir", tune_tir, override=True)

@@ -106,7 +106,7 @@ def task_logger(task_name: str) -> logging.Logger:
         for name in logging.root.manager.loggerDict
         if name.startswith(prefix) and name[len(prefix):].split("_", 1)[-1] == task_name[:100]
     ]
-    return logging.getLogger(matches[0]) if len(matches) == 1 else logger
+    return logging.getLogger(matches[-1]) if matches else logger
 
 
 @derived_object
@@ -130,12 +130,12 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         self.context: TuneContext | None = None
         self.rng = np.random.default_rng(0)
         self.state: _TaskState | None = None
-        self.log = logger
+        self.task_log = logger
         self.postprocs: list = []
 
     def _initialize_with_tune_context(self, context: "TuneContext") -> None:
         self.context = context
-        self.log = task_logger(str(context.task_name))
+        self.task_log = task_logger(str(context.task_name))
         self.postprocs = resolved_postprocs(context)
         seed = int(context.rand_state) if context.rand_state is not None else -1
         self.rng = np.random.default_rng(seed if seed >= 0 else None)
@@ -186,7 +186,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             if len(pool) >= want:
                 break
         if not pool:
-            self.log.info("TensorGPT: no new valid candidate; the search space looks exhausted")
+            self._log(logging.INFO, "TensorGPT: no new valid candidate; the search space looks exhausted")
             return None
         chosen = self._rank(context, state, pool)[:size]
         state.trials += len(chosen)
@@ -194,7 +194,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         state.pending = [pending for _, pending, _ in chosen]
         stats.rounds += 1
         stats.measured += len(chosen)
-        self.log.info(
+        self._log(logging.INFO, 
             "TensorGPT round %d: generated %d, valid %d, duplicates %d, sent %d (trials %d/%d)",
             stats.rounds, stats.generated, stats.valid, stats.duplicates, len(chosen),
             state.trials, state.max_trials,
@@ -216,12 +216,18 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                 stats.ran += 1
             self.generator.observe(pending.sketch, pending.decisions, latency)
         state.pending = []
-        self.log.info("TensorGPT: built %d, ran %d so far", stats.built, stats.ran)
+        self._log(logging.INFO, "TensorGPT: built %d, ran %d so far", stats.built, stats.ran)
 
     def clone(self) -> SearchStrategy:
         return TensorGPTSearchStrategy(generator=self.generator, oversample=self.oversample, stats=self.stats)
 
     # --- helpers ------------------------------------------------------------------------------
+    def _log(self, level: int, msg: str, *args: Any) -> None:
+        """To this package's logger and to the task's MetaSchedule log (work_dir/logs)."""
+        logger.log(level, msg, *args)
+        if self.task_log is not logger:
+            self.task_log.log(level, msg, *args)
+
     def _require_context(self) -> "TuneContext":
         if self.context is None:
             raise RuntimeError("TensorGPTSearchStrategy used before a TuneContext initialised it")
@@ -238,9 +244,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             try:
                 sketches.append(Sketch.from_schedule(context.mod, space))
             except tvm.TVMError as err:
-                self.log.warning("TensorGPT: skipping a design space it cannot analyse: %s", err)
+                self._log(logging.WARNING, "TensorGPT: skipping a design space it cannot analyse: %s", err)
         if not sketches:
-            self.log.warning(
+            self._log(logging.WARNING, 
                 "TensorGPT: the space generator gave no usable design space for task %s; falling back "
                 "to the prior on the unscheduled workload",
                 context.task_name,
@@ -266,7 +272,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         state.trials = min(len(state.measured), state.max_trials)
         stats.resumed_records = len(state.measured)
         if state.measured:
-            self.log.info("TensorGPT: resuming, %d records already in the database", len(state.measured))
+            self._log(logging.INFO, "TensorGPT: resuming, %d records already in the database", len(state.measured))
 
     def _seed(self) -> int:
         return int(self.rng.integers(1, 2**31 - 1))  # TVM accepts 1 .. 2^31-1 only
