@@ -1,0 +1,73 @@
+"""The command line, including its errors on bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tvm_tensorgpt.cli import main
+from tvm_tensorgpt.plugin.target import TargetError, host_target, parse_target
+
+
+def test_cli_string_targets_get_a_json_suggestion():
+    with pytest.raises(TargetError) as err:
+        parse_target("llvm -mcpu=znver3 -num-cores=2")
+    message = str(err.value)
+    assert "no longer parses" in message
+    assert json.dumps({"kind": "llvm", "mcpu": "znver3", "num-cores": 2}) in message
+
+
+def test_targets_from_json_dict_and_host():
+    assert parse_target('{"kind": "llvm", "num-cores": 2}').kind.name == "llvm"
+    assert parse_target({"kind": "llvm"}).kind.name == "llvm"
+    host = host_target()
+    assert host["kind"] == "llvm" and host["num-cores"] >= 1 and host["mcpu"]
+    with pytest.raises(TargetError, match="not valid JSON"):
+        parse_target('{"kind": llvm}')
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["tune", "--workload", "nope"], "unknown workload 'nope'; known workloads: "),
+        (["tune", "--model", "nope"], "unknown model 'nope'; known models: conv-block"),
+        (["tune", "--workload", "matmul-128", "--target", "llvm -mcpu=core-avx2"], "JSON dict"),
+        (["tune", "--workload", "matmul-128", "--trials", "0"], "--trials must be at least 1"),
+    ],
+)
+def test_bad_tune_arguments_exit_2_with_a_message(argv, expected, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tensorgpt: error: ") and expected in err
+
+
+def test_unknown_strategy_is_refused_by_argparse(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["tune", "--workload", "matmul-128", "--strategy", "nope"])
+    assert exit_info.value.code == 2
+    assert "tensorgpt" in capsys.readouterr().err
+
+
+def test_workloads_lists_everything(capsys):
+    assert main(["workloads"]) == 0
+    out = capsys.readouterr().out
+    for name in ("matmul-128", "conv2d-resnet", "softmax-bert", "conv-block"):
+        assert name in out
+
+
+def test_tune_json_end_to_end(tmp_path):
+    """`python -m tvm_tensorgpt tune ... --json`: one JSON object on stdout, logs on stderr."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tvm_tensorgpt", "tune", "--workload", "matmul-128", "--trials", "8",
+         "--per-round", "8", "--target", '{"kind": "llvm", "mcpu": "core-avx2", "num-cores": 2}',
+         "--work-dir", str(tmp_path), "--json"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout)
+    assert {"trials", "generated", "valid", "best_us", "wall_s", "work_dir"} <= set(summary)
+    assert summary["trials"] == 8 and summary["records_valid"] >= 7
+    assert summary["valid"] <= summary["generated"] and summary["best_us"] > 0
+    assert summary["work_dir"] == str(tmp_path)
+    assert "Total trials: 8" in proc.stderr  # MetaSchedule's summary table
