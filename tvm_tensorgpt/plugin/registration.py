@@ -14,6 +14,7 @@ The relax *pass* ``MetaScheduleTuneIRMod`` / ``MetaScheduleTuneTIR`` (used by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import tvm_ffi
@@ -21,6 +22,10 @@ from tvm.s_tir.meta_schedule import builder as ms_builder
 from tvm.s_tir.meta_schedule import relax_integration, tir_integration
 from tvm.s_tir.meta_schedule import search_strategy as ms_strategy
 from tvm.s_tir.meta_schedule import space_generator as ms_space
+
+from .builder import local_builder
+from .space import TensorGPTSpaceGenerator
+from .strategy import TensorGPTSearchStrategy
 
 NAME = "tensorgpt"
 STOCK_STRATEGIES = ("evolutionary", "replay-trace", "replay-func")
@@ -30,48 +35,15 @@ STOCK_RULE_SETS = ("llvm", "cuda", "cuda-tensorcore", "hexagon", "from-target")
 STOCK_BUILDERS = ("local",)
 
 
-def _unknown(what: str, kind: Any, valid: tuple[str, ...]) -> ValueError:
-    return ValueError(f"Unknown {what}: {kind!r}. Valid names: {', '.join(valid + (NAME,))}")
+def _wrap(stock: Callable[..., Any], what: str, default: str, valid: tuple[str, ...],
+          make: Callable[..., Any]) -> Callable[..., Any]:  # fmt: skip
+    """A factory that builds ``make(...)`` for "tensorgpt" and defers to ``stock`` otherwise."""
 
-
-def _wrap_strategy(stock: Any) -> Any:
-    def create(kind: Any = "evolutionary", *args: Any, **kwargs: Any) -> Any:
+    def create(kind: Any = default, *args: Any, **kwargs: Any) -> Any:
         if kind == NAME:
-            from .strategy import TensorGPTSearchStrategy
-
-            return TensorGPTSearchStrategy(*args, **kwargs)
-        if isinstance(kind, str) and kind not in STOCK_STRATEGIES:
-            raise _unknown("SearchStrategy", kind, STOCK_STRATEGIES)
-        return stock(kind, *args, **kwargs)
-
-    create.__doc__ = stock.__doc__
-    create._tensorgpt_stock = stock  # type: ignore[attr-defined]
-    return create
-
-
-def _wrap_space(stock: Any) -> Any:
-    def create(kind: Any = "post-order-apply", *args: Any, **kwargs: Any) -> Any:
-        if kind == NAME:
-            from .space import TensorGPTSpaceGenerator
-
-            return TensorGPTSpaceGenerator(*args, **kwargs)
-        if isinstance(kind, str) and kind not in STOCK_SPACES + STOCK_RULE_SETS:
-            raise _unknown("SpaceGenerator", kind, STOCK_SPACES + STOCK_RULE_SETS)
-        return stock(kind, *args, **kwargs)
-
-    create.__doc__ = stock.__doc__
-    create._tensorgpt_stock = stock  # type: ignore[attr-defined]
-    return create
-
-
-def _wrap_builder(stock: Any) -> Any:
-    def create(kind: Any = "local", *args: Any, **kwargs: Any) -> Any:
-        if kind == NAME:
-            from .builder import local_builder
-
-            return local_builder(*args, **kwargs)
-        if isinstance(kind, str) and kind not in STOCK_BUILDERS:
-            raise _unknown("Builder", kind, STOCK_BUILDERS)
+            return make(*args, **kwargs)
+        if isinstance(kind, str) and kind not in valid:
+            raise ValueError(f"Unknown {what}: {kind!r}. Valid names: {', '.join(valid + (NAME,))}")
         return stock(kind, *args, **kwargs)
 
     create.__doc__ = stock.__doc__
@@ -82,14 +54,15 @@ def _wrap_builder(stock: Any) -> Any:
 def register() -> None:
     """Install the wrapped factories (idempotent)."""
     targets = (
-        (ms_strategy.SearchStrategy, ms_strategy, _wrap_strategy),
-        (ms_space.SpaceGenerator, ms_space, _wrap_space),
-        (ms_builder.Builder, ms_builder, _wrap_builder),
-    )
-    for cls, module, wrap in targets:
+        (ms_strategy.SearchStrategy, ms_strategy, "evolutionary", STOCK_STRATEGIES, TensorGPTSearchStrategy),
+        (ms_space.SpaceGenerator, ms_space, "post-order-apply", STOCK_SPACES + STOCK_RULE_SETS,
+         TensorGPTSpaceGenerator),
+        (ms_builder.Builder, ms_builder, "local", STOCK_BUILDERS, local_builder),
+    )  # fmt: skip
+    for cls, module, default, valid, make in targets:
         if hasattr(cls.create, "_tensorgpt_stock"):
             continue
-        wrapped = wrap(cls.create)
+        wrapped = _wrap(cls.create, cls.__name__, default, valid, make)
         cls.create = staticmethod(wrapped)
         module.create = wrapped
         # the submodules that define the classes export `create` too
@@ -104,8 +77,6 @@ def use_tensorgpt_in_relax_pipeline(**defaults: Any) -> None:
     Call before the pass first runs in this process (C++ looks the globals up once). ``defaults``
     override the injected keyword arguments (``strategy``, ``space``, ``builder``, ...).
     """
-    from .builder import local_builder
-
     options = {"strategy": NAME, "space": NAME, "builder": local_builder(), **defaults}
 
     def tune_relax(

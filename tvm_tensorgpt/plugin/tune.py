@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -46,10 +47,6 @@ class TuneResult:
         return asdict(self)
 
 
-def _strategy(name: str, stats: TuningStats) -> Any:
-    return TensorGPTSearchStrategy(stats=stats) if name == "tensorgpt" else name
-
-
 def _cores(target: Target) -> int:
     cores = target.attrs.get("num-cores") if target.kind.name == "llvm" else None
     return int(cores) if cores else (os.cpu_count() or 1)
@@ -76,37 +73,35 @@ def _summarise(
     return total, valid, best
 
 
-def tune_module(
-    mod: IRModule,
-    target: TargetLike,
+def _tune(
+    target: Target,
     work_dir: str,
     trials: int,
-    strategy: str = "tensorgpt",
-    per_round: int = 16,
-    seed: int | None = None,
-) -> TuneResult:
-    """Tune a TIR module (one workload) with MetaSchedule's ``tune_tir``."""
-    target = parse_target(target)
+    strategy: str,
+    per_round: int,
+    seed: int | None,
+    workloads: dict[str, IRModule],
+    run: Callable[..., ms.database.Database],
+) -> tuple[TuneResult, ms.database.Database]:
+    """Run ``run(**MetaSchedule keyword arguments)`` with the plugin's defaults and summarise it."""
     load_tensor_intrinsics(target)
     stats = TuningStats()
     start = time.perf_counter()
-    database = ms.tune_tir(
-        mod,
-        target,
-        work_dir,
+    database = run(
+        target=target,
+        work_dir=work_dir,
         max_trials_global=trials,
         num_trials_per_iter=per_round,
         builder=local_builder(max_workers=_cores(target)),
-        strategy=_strategy(strategy, stats),
+        strategy=TensorGPTSearchStrategy(stats=stats) if strategy == "tensorgpt" else strategy,
         space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
-        num_tuning_cores=_cores(target),
         seed=seed,
     )
     wall = time.perf_counter() - start
-    total, valid, best = _summarise(database, {"main": mod})
+    total, valid, best = _summarise(database, workloads)
     totals = stats.total()
     latencies = [v for v in best.values() if v is not None]
-    return TuneResult(
+    result = TuneResult(
         work_dir=work_dir,
         strategy=strategy,
         target=json.loads(str(target)),
@@ -118,6 +113,26 @@ def tune_module(
         wall_s=wall,
         tasks=best,
     )
+    return result, database
+
+
+def tune_module(
+    mod: IRModule,
+    target: TargetLike,
+    work_dir: str,
+    trials: int,
+    strategy: str = "tensorgpt",
+    per_round: int = 16,
+    seed: int | None = None,
+) -> TuneResult:
+    """Tune a TIR module (one workload) with MetaSchedule's ``tune_tir``."""
+    target = parse_target(target)
+
+    def run(**kwargs: Any) -> ms.database.Database:
+        return ms.tune_tir(mod, num_tuning_cores=_cores(target), **kwargs)
+
+    result, _ = _tune(target, work_dir, trials, strategy, per_round, seed, {"main": mod}, run)
+    return result
 
 
 def time_executable(executable: Any, inputs: list[np.ndarray], repeat: int = 20) -> float:
@@ -138,45 +153,26 @@ def tune_model(
     per_round: int = 16,
     seed: int | None = None,
 ) -> TuneResult:
-    """Tune a built-in PyTorch model through relax, then compile it with the database and time it."""
+    """Tune a built-in PyTorch model through relax, then compile it with the database and time it.
+
+    ``best_us`` is the tuned model's end-to-end latency; ``extra`` has the untuned one.
+    """
     from ..workloads.models import apply_database, import_model, prepare
 
     target = parse_target(target)
-    load_tensor_intrinsics(target)
     raw, _, example = import_model(name)
     prepared = prepare(raw, target)
     tasks = ms.relax_integration.extract_tasks(prepared, target)
-    stats = TuningStats()
-    start = time.perf_counter()
-    database = ms.relax_integration.tune_relax(
-        prepared,
-        params={},
-        target=target,
-        work_dir=work_dir,
-        max_trials_global=trials,
-        num_trials_per_iter=per_round,
-        builder=local_builder(max_workers=_cores(target)),
-        strategy=_strategy(strategy, stats),
-        space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
-        seed=seed,
-    )
-    wall = time.perf_counter() - start
-    total, valid, best = _summarise(database, {t.task_name: t.dispatched[0] for t in tasks})
+
+    def run(**kwargs: Any) -> ms.database.Database:
+        return ms.relax_integration.tune_relax(prepared, params={}, **kwargs)
+
+    workloads = {t.task_name: t.dispatched[0] for t in tasks}
+    result, database = _tune(target, work_dir, trials, strategy, per_round, seed, workloads, run)
     inputs = [x.numpy() for x in example]
     tuned_exe, replaced = apply_database(raw, target, database)
-    untuned_us = time_executable(tvm.compile(prepare(raw, target), target=target), inputs)
-    tuned_us = time_executable(tuned_exe, inputs)
-    totals = stats.total()
-    return TuneResult(
-        work_dir=work_dir,
-        strategy=strategy,
-        target=json.loads(str(target)),
-        trials=total,
-        records_valid=valid,
-        generated=totals.generated,
-        valid=totals.valid,
-        best_us=tuned_us,
-        wall_s=wall,
-        tasks=best,
-        extra={"model": name, "untuned_us": untuned_us, "tuned_us": tuned_us, "kernels_replaced": replaced},
-    )
+    untuned_us = time_executable(tvm.compile(prepared, target=target), inputs)
+    result.best_us = time_executable(tuned_exe, inputs)
+    result.extra = {"model": name, "untuned_us": untuned_us, "tuned_us": result.best_us,
+                    "kernels_replaced": replaced}  # fmt: skip
+    return result
