@@ -3,6 +3,7 @@
   tensorgpt tune --workload matmul-128 --target host --trials 16 [--json]
   tensorgpt tune --model conv-block --trials 32
   tensorgpt workloads
+  tensorgpt devices [--json] | devices show NAME | devices similarity [--plot PNG]
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--json", action="store_true", help="print one JSON object on stdout (logs go to stderr)")
 
     sub.add_parser("workloads", help="list built-in workloads and models")
+
+    devices = sub.add_parser("devices", help="hardware profiles and their 24-D vectors")
+    devices.add_argument("--json", action="store_true", help="a JSON list: name, bucket, kind, target, raw, vector")
+    devices.add_argument("--file", action="append", default=[], help="also load a device JSON/TOML file")
+    devices_sub = devices.add_subparsers(dest="devices_command")
+    show = devices_sub.add_parser("show", help="explain one device's vector dimension by dimension")
+    show.add_argument("name")
+    similarity = devices_sub.add_parser("similarity", help="cosine similarity of the model-facing vectors")
+    similarity.add_argument("--plot", help="write the matrix as a PNG here")
     return parser
 
 
@@ -56,6 +66,74 @@ def _cmd_workloads() -> int:
     print("Models via relax (--model):")
     for m in MODELS.values():
         print(f"  {m.name:22s} {m.description}")
+    return 0
+
+
+def _cmd_devices(args: argparse.Namespace) -> int:
+    from .hardware import DIMENSIONS, ProfileError, all_profiles, get_profile, load_profile_file, raw_vector
+    from .hardware.vector import Standardizer
+
+    try:
+        extra = [load_profile_file(path) for path in args.file]
+        profiles = all_profiles() + extra
+        standardize = Standardizer.fit(profiles)
+        if args.devices_command == "show":
+            names = {p.name: p for p in profiles}
+            profile = names[args.name] if args.name in names else get_profile(args.name)
+    except (ProfileError, OSError) as err:
+        raise _UsageError(str(err)) from None
+    if args.devices_command == "show":
+        print(f"{profile.name}: {profile.kind}, bucket {profile.bucket}, target {json.dumps(profile.target)}")
+        raw, vector = raw_vector(profile), standardize(profile)
+        print(f"{'#':>2} {'dimension':24s} {'unit':12s} {'transform':9s} {'raw':>9s} {'model-facing':>12s}  source")
+        for i, (dim, r, v) in enumerate(zip(DIMENSIONS, raw, vector)):
+            print(f"{i:2d} {dim.name:24s} {dim.unit:12s} {dim.transform:9s} {r:9.3f} {v:12.3f}  {dim.source}")
+        for fields_, doc in profile.sources.items():
+            print(f"source of {fields_}: {doc}")
+        return 0
+    if args.devices_command == "similarity":
+        return _similarity(profiles, standardize, args.plot)
+    if args.json:
+        print(json.dumps([{"name": p.name, "bucket": p.bucket, "kind": p.kind, "target": p.target,
+                           "raw": p.raw(), "vector": [round(float(x), 6) for x in standardize(p)]}
+                          for p in profiles], indent=1))  # fmt: skip
+        return 0
+    print(f"{'name':18s} {'kind':4s} {'bucket':15s} target")
+    for p in profiles:
+        print(f"{p.name:18s} {p.kind:4s} {p.bucket:15s} {json.dumps(p.target)}")
+    return 0
+
+
+def _similarity(profiles: list, standardize: object, plot: str | None) -> int:
+    import numpy as np
+
+    vectors = np.stack([standardize(p) for p in profiles])  # type: ignore[operator]
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    matrix = unit @ unit.T
+    names = [p.name for p in profiles]
+    print(" " * 18 + " ".join(f"{n[:7]:>7s}" for n in names))
+    for name, row in zip(names, matrix):
+        print(f"{name:18s}" + " ".join(f"{v:7.2f}" for v in row))
+    if plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 7))
+        image = ax.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
+        ax.set_xticks(range(len(names)), names, rotation=60, ha="right")
+        ax.set_yticks(range(len(names)), names)
+        for i in range(len(names)):
+            for j in range(len(names)):
+                ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=7)
+        fig.colorbar(image, label="cosine similarity")
+        ax.set_title("Model-facing (standardized) 24-D hardware vectors")
+        fig.text(0.01, 0.01, "python -m tvm_tensorgpt devices similarity --plot ...; standardized over these "
+                 "profiles", fontsize=7)  # fmt: skip
+        fig.tight_layout()
+        fig.savefig(plot, dpi=110)
+        print(f"wrote {plot}")
     return 0
 
 
@@ -111,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "workloads":
             return _cmd_workloads()
+        if args.command == "devices":
+            return _cmd_devices(args)
         if args.json:
             # stdout carries only the JSON object; MetaSchedule's summary and logs go to stderr
             with contextlib.redirect_stdout(sys.stderr):
