@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     what = tune.add_mutually_exclusive_group(required=True)
     what.add_argument("--workload", help="a TIR workload (see `tensorgpt workloads`)")
     what.add_argument("--model", help="a PyTorch model tuned through relax (see `tensorgpt workloads`)")
-    tune.add_argument(
+    where = tune.add_mutually_exclusive_group()
+    where.add_argument("--profile", help="a hardware profile (see `tensorgpt devices`); its runner uses its cores")
+    where.add_argument(
         "--target",
         default="host",
         help='JSON target dict, e.g. \'{"kind": "llvm", "mcpu": "znver3", "num-cores": 2}\', a TVM tag, '
@@ -138,6 +140,7 @@ def _similarity(profiles: list, standardize: object, plot: str | None) -> int:
 
 
 def _cmd_tune(args: argparse.Namespace) -> dict:
+    from .hardware import get_profile
     from .plugin.target import TargetError, parse_target
     from .plugin.tune import tune_model, tune_module
     from .workloads import get_workload
@@ -148,7 +151,7 @@ def _cmd_tune(args: argparse.Namespace) -> dict:
     if args.per_round < 1:
         raise _UsageError("--per-round must be at least 1")
     try:
-        target = parse_target(args.target)
+        target = get_profile(args.profile) if args.profile else parse_target(args.target)
         mod = get_workload(args.workload).build() if args.workload else get_model(args.model)
     except (TargetError, ValueError) as err:
         raise _UsageError(str(err)) from None
@@ -166,6 +169,7 @@ def _cmd_tune(args: argparse.Namespace) -> dict:
         "work_dir": result.work_dir,
         "strategy": result.strategy,
         "target": result.target,
+        "profile": result.profile,
         "tasks": result.tasks,
         **result.extra,
     }

@@ -174,6 +174,10 @@ def profile_from_target(target: TargetLike, known: list[HardwareProfile] | None 
     """
     from .registry import all_profiles
 
+    given = json.loads(target) if isinstance(target, str) and target.strip().startswith("{") else target
+    if isinstance(given, dict) and given.get("kind") == "cuda" and not given.get("arch"):
+        # TVM would quietly fill in sm_50; a profile needs the real device
+        _cuda_profile({}, [p for p in (known or all_profiles()) if p.kind == "gpu"])
     parsed = parse_target(target)
     data: dict[str, Any] = json.loads(str(parsed))
     profiles = known if known is not None else all_profiles()

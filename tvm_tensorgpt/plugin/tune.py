@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tvm
@@ -26,6 +26,9 @@ from .intrinsics import load_tensor_intrinsics
 from .strategy import TensorGPTSearchStrategy, TuningStats
 from .target import TargetLike, parse_target
 
+if TYPE_CHECKING:
+    from ..hardware import HardwareProfile
+
 
 @dataclass
 class TuneResult:
@@ -34,6 +37,7 @@ class TuneResult:
     work_dir: str
     strategy: str
     target: dict[str, Any]
+    profile: str | None
     trials: int
     records_valid: int
     generated: int
@@ -45,6 +49,21 @@ class TuneResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _resolve(where: Any) -> tuple[Target, Any, str | None]:
+    """(target, runner, profile name) for a target spec or a hardware profile (name or object).
+
+    A CPU profile's runner is pinned to its core count; a plain target uses MetaSchedule's
+    LocalRunner.
+    """
+    from ..hardware import HardwareProfile
+    from ..hardware.runner import local_runner
+
+    if isinstance(where, HardwareProfile):
+        runner = local_runner(where) if where.kind == "cpu" else "local"
+        return parse_target(where.target), runner, where.name
+    return parse_target(where), "local", None
 
 
 def _cores(target: Target) -> int:
@@ -74,7 +93,7 @@ def _summarise(
 
 
 def _tune(
-    target: Target,
+    where: Any,
     work_dir: str,
     trials: int,
     strategy: str,
@@ -84,6 +103,7 @@ def _tune(
     run: Callable[..., ms.database.Database],
 ) -> tuple[TuneResult, ms.database.Database]:
     """Run ``run(**MetaSchedule keyword arguments)`` with the plugin's defaults and summarise it."""
+    target, runner, profile = _resolve(where)
     load_tensor_intrinsics(target)
     stats = TuningStats()
     start = time.perf_counter()
@@ -93,6 +113,7 @@ def _tune(
         max_trials_global=trials,
         num_trials_per_iter=per_round,
         builder=local_builder(max_workers=_cores(target)),
+        runner=runner,
         strategy=TensorGPTSearchStrategy(stats=stats) if strategy == "tensorgpt" else strategy,
         space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
         seed=seed,
@@ -105,6 +126,7 @@ def _tune(
         work_dir=work_dir,
         strategy=strategy,
         target=json.loads(str(target)),
+        profile=profile,
         trials=total,
         records_valid=valid,
         generated=totals.generated,
@@ -118,18 +140,20 @@ def _tune(
 
 def tune_module(
     mod: IRModule,
-    target: TargetLike,
+    target: TargetLike | HardwareProfile,
     work_dir: str,
     trials: int,
     strategy: str = "tensorgpt",
     per_round: int = 16,
     seed: int | None = None,
 ) -> TuneResult:
-    """Tune a TIR module (one workload) with MetaSchedule's ``tune_tir``."""
-    target = parse_target(target)
+    """Tune a TIR module (one workload) with MetaSchedule's ``tune_tir``.
+
+    ``target`` is a target spec (see ``parse_target``) or a ``HardwareProfile``.
+    """
 
     def run(**kwargs: Any) -> ms.database.Database:
-        return ms.tune_tir(mod, num_tuning_cores=_cores(target), **kwargs)
+        return ms.tune_tir(mod, num_tuning_cores=_cores(kwargs["target"]), **kwargs)
 
     result, _ = _tune(target, work_dir, trials, strategy, per_round, seed, {"main": mod}, run)
     return result
@@ -146,7 +170,7 @@ def time_executable(executable: Any, inputs: list[np.ndarray], repeat: int = 20)
 
 def tune_model(
     name: str,
-    target: TargetLike,
+    target: TargetLike | HardwareProfile,
     work_dir: str,
     trials: int,
     strategy: str = "tensorgpt",
@@ -159,7 +183,8 @@ def tune_model(
     """
     from ..workloads.models import apply_database, import_model, prepare
 
-    target = parse_target(target)
+    where = target
+    target, _, _ = _resolve(where)
     raw, _, example = import_model(name)
     prepared = prepare(raw, target)
     tasks = ms.relax_integration.extract_tasks(prepared, target)
@@ -168,7 +193,7 @@ def tune_model(
         return ms.relax_integration.tune_relax(prepared, params={}, **kwargs)
 
     workloads = {t.task_name: t.dispatched[0] for t in tasks}
-    result, database = _tune(target, work_dir, trials, strategy, per_round, seed, workloads, run)
+    result, database = _tune(where, work_dir, trials, strategy, per_round, seed, workloads, run)
     inputs = [x.numpy() for x in example]
     tuned_exe, replaced = apply_database(raw, target, database)
     untuned_us = time_executable(tvm.compile(prepared, target=target), inputs)
