@@ -45,7 +45,20 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--seed", type=int, default=None)
     tune.add_argument("--json", action="store_true", help="print one JSON object on stdout (logs go to stderr)")
 
-    sub.add_parser("workloads", help="list built-in workloads and models")
+    workloads = sub.add_parser("workloads", help="list built-in workloads, models and network tasks")
+    workloads.add_argument("--tasks", action="store_true", help="also list every task of the five networks")
+    workloads.add_argument("--extract", metavar="PATH", help="re-extract the network tasks into PATH (.json.gz)")
+
+    collect = sub.add_parser("collect", help="measure training records on a host profile (resumable)")
+    collect.add_argument("--profile", required=True, help="a CPU profile from `tensorgpt devices`")
+    collect.add_argument("--tasks", default="training",
+                         help="training | heldout | all | comma-separated task names (default: training)")
+    collect.add_argument("--trials", type=int, default=64, help="records per task to reach (default 64)")
+    collect.add_argument("--chunk", type=int, default=16, help="trials per task per pass (default 16)")
+    collect.add_argument("--budget", type=int, help="stop after this many new trials")
+    collect.add_argument("--population", type=int, default=256, help="evolutionary search population")
+    collect.add_argument("--seed", type=int, default=0)
+    collect.add_argument("--data-dir", default="data/records", help="one database per profile below it")
 
     devices = sub.add_parser("devices", help="hardware profiles and their 24-D vectors")
     devices.add_argument("--json", action="store_true", help="a JSON list: name, bucket, kind, target, raw, vector")
@@ -58,16 +71,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _cmd_workloads() -> int:
+def _cmd_workloads(args: argparse.Namespace) -> int:
     from .workloads import WORKLOADS
     from .workloads.models import MODELS
+    from .workloads.tasks import REPRESENTATIVE, extract_tasks, load_tasks, save_tasks
 
+    if args.extract:
+        tasks = extract_tasks()
+        save_tasks(tasks, args.extract)
+        print(f"wrote {len(tasks)} tasks to {args.extract}")
+        return 0
     print("TIR workloads (--workload):")
     for w in WORKLOADS.values():
         print(f"  {w.name:22s} {w.kind:18s} {w.description}")
     print("Models via relax (--model):")
     for m in MODELS.values():
         print(f"  {m.name:22s} {m.description}")
+    tasks = load_tasks()
+    print(f"Network tasks (--workload NAME): {len(tasks)}, of which {len(REPRESENTATIVE)} held out "
+          "(the representative subgraphs, marked *)")  # fmt: skip
+    if args.tasks:
+        for t in tasks:
+            mark = "*" if t.name in REPRESENTATIVE else " "
+            print(f" {mark}{t.name:70s} {t.kind:16s} x{t.weight}")
     return 0
 
 
@@ -139,6 +165,45 @@ def _similarity(profiles: list, standardize: object, plot: str | None) -> int:
     return 0
 
 
+def _select_tasks(spec: str) -> list:
+    from .workloads.tasks import get_task, heldout_tasks, load_tasks, training_tasks
+
+    if spec == "training":
+        return training_tasks()
+    if spec == "heldout":
+        return heldout_tasks()
+    if spec == "all":
+        return list(load_tasks())
+    try:
+        return [get_task(name.strip()) for name in spec.split(",") if name.strip()]
+    except KeyError as err:
+        raise _UsageError(f"unknown task {err}; list them with `tensorgpt workloads --tasks`") from None
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    import logging
+
+    from .data.collect import CollectConfig, collect
+    from .hardware import HELDOUT_HOST, ProfileError, get_profile
+
+    try:
+        profile = get_profile(args.profile)
+    except ProfileError as err:
+        raise _UsageError(str(err)) from None
+    tasks = _select_tasks(args.tasks)
+    if profile.name == HELDOUT_HOST and args.tasks != "heldout":
+        raise _UsageError(f"{HELDOUT_HOST} is the held-out profile: only its reference (--tasks heldout) is collected")
+    if min(args.trials, args.chunk) < 1:
+        raise _UsageError("--trials and --chunk must be at least 1")
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    config = CollectConfig(trials=args.trials, chunk=args.chunk, population=args.population,
+                           seed=args.seed, budget=args.budget)  # fmt: skip
+    counts = collect(profile, tasks, args.data_dir, config, command="tensorgpt " + " ".join(sys.argv[1:]))
+    done = sum(1 for c in counts.values() if c >= args.trials)
+    print(f"{profile.name}: {sum(counts.values())} records over {len(counts)} tasks ({done} complete)")
+    return 0
+
+
 def _cmd_tune(args: argparse.Namespace) -> dict:
     from .hardware import get_profile
     from .plugin.target import TargetError, parse_target
@@ -192,9 +257,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "workloads":
-            return _cmd_workloads()
+            return _cmd_workloads(args)
         if args.command == "devices":
             return _cmd_devices(args)
+        if args.command == "collect":
+            return _cmd_collect(args)
         if args.json:
             # stdout carries only the JSON object; MetaSchedule's summary and logs go to stderr
             with contextlib.redirect_stdout(sys.stderr):

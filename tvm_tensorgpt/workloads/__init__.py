@@ -72,12 +72,19 @@ WORKLOADS: dict[str, Workload] = {
 
 
 def get_workload(name: str) -> Workload:
-    try:
+    """A built-in operator, or a task of the five networks by its name (``resnet50/...``)."""
+    if name in WORKLOADS:
         return WORKLOADS[name]
+    from .tasks import get_task
+
+    try:
+        task = get_task(name)
     except KeyError:
         raise ValueError(
-            f"unknown workload {name!r}; known workloads: {', '.join(sorted(WORKLOADS))}"
+            f"unknown workload {name!r}; known workloads: {', '.join(sorted(WORKLOADS))}, or a network "
+            "task name such as resnet50/mean (list them with `tensorgpt workloads --tasks`)"
         ) from None
+    return Workload(task.name, task.kind, f"task of {', '.join(task.networks)}", lambda: task.mod)
 
 
 __all__ = ["WORKLOADS", "Workload", "get_workload"]

@@ -1,0 +1,1 @@
+"""Measured data: collection on host profiles, ingest of users' MetaSchedule logs, statistics."""

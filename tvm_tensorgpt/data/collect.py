@@ -1,0 +1,217 @@
+"""Measured data collection: MetaSchedule's evolutionary search over the training tasks, per profile.
+
+Records go to one MetaSchedule JSON database per profile (``<data_dir>/<profile>/``, MetaSchedule's
+own layout: ``database_workload.json`` + ``database_tuning_record.json``), next to a
+``provenance.json`` (TVM version, profile, target, machine, dates, command, counts per run).
+
+Collection runs in passes: each pass gives every task ``chunk`` more trials (one tuning call with
+its own seed), so an interrupted run still covers many tasks. It is resumable: what a task already
+has in the database counts, a trailing line cut by a kill is dropped before the database opens, and
+a re-run only measures what is missing (a kill loses at most the batch being measured).
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tvm
+from tvm.s_tir import meta_schedule as ms
+from tvm.s_tir.meta_schedule.search_strategy import EvolutionarySearch
+from tvm.target import Target
+
+from ..hardware import HardwareProfile
+from ..hardware.detect import detect_host
+from ..hardware.runner import local_runner
+from ..plugin.builder import local_builder
+from ..plugin.intrinsics import load_tensor_intrinsics
+from ..workloads.tasks import Task
+
+logger = logging.getLogger(__name__)
+
+DB_FILES = ("database_workload.json", "database_tuning_record.json")
+
+
+@dataclass(frozen=True)
+class CollectConfig:
+    trials: int = 64  # per task, in total
+    chunk: int = 16  # trials per task per pass (one tuning call)
+    population: int = 256  # evolutionary population (TVM's default 2048 costs minutes per round here)
+    seed: int = 0
+    budget: int | None = None  # stop after this many new trials in this run
+
+
+def repair_database(directory: Path) -> int:
+    """Drop trailing lines that are not valid JSON (a write cut by kill -9). Returns lines dropped."""
+    dropped = 0
+    for name in DB_FILES:
+        path = directory / name
+        if not path.exists():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        keep = len(lines)
+        while keep and not _valid_json(lines[keep - 1]):
+            keep -= 1
+        if keep != len(lines):
+            dropped += len(lines) - keep
+            path.write_text("".join(lines[:keep]), encoding="utf-8")
+            logger.warning("%s: dropped %d cut-off line(s) left by an interrupted write", path, len(lines) - keep)
+    return dropped
+
+
+def _valid_json(line: str) -> bool:
+    if not line.strip():
+        return False
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return line.endswith("\n")
+
+
+def unpack(directory: Path) -> None:
+    """Restore the working JSON files from committed ``.json.gz`` copies when they are missing."""
+    for name in DB_FILES:
+        packed, plain = directory / f"{name}.gz", directory / name
+        if packed.exists() and not plain.exists():
+            with gzip.open(packed, "rb") as src, open(plain, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+
+
+def pack(directory: Path) -> None:
+    """Write ``.json.gz`` copies of the database files (what gets committed)."""
+    for name in DB_FILES:
+        plain = directory / name
+        if plain.exists():
+            with open(plain, "rb") as src, gzip.open(directory / f"{name}.gz", "wb", compresslevel=9) as dst:
+                shutil.copyfileobj(src, dst)
+
+
+def open_database(directory: Path) -> ms.database.JSONDatabase:
+    directory.mkdir(parents=True, exist_ok=True)
+    unpack(directory)
+    repair_database(directory)
+    return ms.database.JSONDatabase(work_dir=str(directory), module_equality="structural")
+
+
+def records_per_task(database: ms.database.Database, tasks: Sequence[Task]) -> dict[str, int]:
+    """Records (measured or failed) each task has in the database."""
+    names = {}
+    for task in tasks:
+        if database.has_workload(task.mod):
+            names[database.commit_workload(task.mod)] = task.name
+    counts = dict.fromkeys((t.name for t in tasks), 0)
+    for record in database.get_all_tuning_records():
+        name = names.get(record.workload)
+        if name is not None:
+            counts[name] += 1
+    return counts
+
+
+def _seed(*parts: object) -> int:
+    return zlib.crc32("|".join(map(str, parts)).encode()) % (2**31 - 2) + 1
+
+
+def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Database, runner: object,
+                trials: int, config: CollectConfig, pass_index: int, work_dir: Path) -> None:  # fmt: skip
+    target = Target(profile.target)
+    cores = int(profile.target.get("num-cores", 1))
+    strategy = EvolutionarySearch(population_size=config.population)
+    context = ms.TuneContext(
+        mod=task.mod,
+        target=target,
+        space_generator="post-order-apply",
+        search_strategy=strategy,
+        task_name=task.name,
+        rand_state=_seed(config.seed, profile.name, task.name, pass_index),
+        num_threads=cores,
+    ).clone()
+    ms.tune_tasks(
+        tasks=[context],
+        task_weights=[1.0],
+        work_dir=str(work_dir),
+        max_trials_global=trials,
+        num_trials_per_iter=min(trials, 16),
+        builder=local_builder(max_workers=os.cpu_count() or 1),
+        runner=runner,  # type: ignore[arg-type]
+        database=database,
+        cost_model=ms.CostModel.create("xgb", num_tuning_cores=cores),
+        task_scheduler="round-robin",
+    )
+
+
+def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Path,
+            config: CollectConfig = CollectConfig(), command: str | None = None) -> dict[str, int]:  # fmt: skip
+    """Measure ``tasks`` on ``profile`` until each has ``config.trials`` records; returns the counts."""
+    from tqdm import tqdm
+
+    if profile.kind != "cpu":
+        raise ValueError(f"{profile.name} is a GPU profile: collect on the device over RPC (see docs/data.md)")
+    directory = Path(data_dir) / profile.name
+    database = open_database(directory)
+    load_tensor_intrinsics(Target(profile.target))
+    counts = records_per_task(database, tasks)
+    before = sum(counts.values())
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    runner = local_runner(profile)
+    missing = sum(max(0, config.trials - c) for c in counts.values())
+    if config.budget is not None:
+        missing = min(missing, config.budget)
+    passes = -(-config.trials // config.chunk)
+    with tqdm(total=missing, desc=f"collect {profile.name}", unit="trial", file=sys.stderr,
+              dynamic_ncols=True, mininterval=5) as bar:  # fmt: skip
+        for pass_index in range(passes):
+            goal = min(config.trials, (pass_index + 1) * config.chunk)
+            for task in tasks:
+                need = goal - counts[task.name]
+                if need <= 0:
+                    continue
+                if config.budget is not None and sum(counts.values()) - before >= config.budget:
+                    break
+                bar.set_postfix_str(task.name[-40:], refresh=False)
+                start = time.perf_counter()
+                try:
+                    _tune_chunk(task, profile, database, runner, need, config, pass_index, directory)
+                except (tvm.TVMError, RuntimeError, ValueError) as err:
+                    logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
+                now = records_per_task(database, [task])[task.name]
+                bar.update(max(0, min(now, config.trials) - counts[task.name]))
+                counts[task.name] = now
+                logger.info("%s: %d records (%.1f s)", task.name, now, time.perf_counter() - start)
+                _write_provenance(directory, profile, command, started, before, sum(counts.values()))
+                pack(directory)
+    return counts
+
+
+def _write_provenance(directory: Path, profile: HardwareProfile, command: str | None, started: str,
+                      before: int, after: int) -> None:  # fmt: skip
+    path = directory / "provenance.json"
+    data = json.loads(path.read_text()) if path.exists() else {"profile": profile.name, "runs": []}
+    _, model = detect_host()
+    run = {
+        "command": command or " ".join(sys.argv),
+        "started": started,
+        "updated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "tvm": tvm.__version__,
+        "target": profile.target,
+        "machine": {"cpu": model, "cores": os.cpu_count()},
+        "records_before": before,
+        "records_after": after,
+    }
+    runs = data["runs"]
+    if runs and runs[-1]["started"] == started:
+        runs[-1] = run
+    else:
+        runs.append(run)
+    data["profile_specs"] = profile.raw()
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")

@@ -1,0 +1,156 @@
+"""Tuning tasks of the five networks: extraction through relax, the fixed split, a task file.
+
+``extract_tasks`` imports each network from PyTorch (``torch.export`` +
+``from_exported_program``, weights bound), prepares it (legalize + fuse) and extracts
+MetaSchedule's tasks. Identical kernels across networks are one task (first name wins; weights
+add up). The result is saved once as ``data/tasks.json.gz`` (TVM JSON of each task's TIR), so
+tuning, collection and the CLI load tasks in a second without PyTorch.
+
+Task names are ``<network>/<relax task name>``. ``REPRESENTATIVE`` are the held-out
+representative subgraphs; every other task is a training task.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import tvm
+import tvm_ffi
+from tvm.ir import IRModule
+
+TASK_FILE = "data/tasks.json.gz"
+
+# The held-out representative subgraphs (>= 12, spanning the operator kinds). Never in training.
+REPRESENTATIVE = (
+    "resnet50/fused_conv2d12_subtract7_divide7_multiply7_add13_relu7",  # 3x3 conv 256->256, 28x28
+    "resnet18/fused_conv2d_subtract_divide_multiply_add1_relu",  # 7x7 stem conv, stride 2
+    "mobilenetv2/fused_conv2d4_subtract3_divide3_multiply3_add6_tir_clip2",  # depthwise 3x3, 56x56
+    "mobilenetv2/fused_conv2d23_subtract14_divide14_multiply14_add27_tir_clip9",  # depthwise 3x3, 7x7
+    "r3d18/fused_conv3d6_subtract2_divide2_multiply2_add7_relu2",  # 3x3x3 conv3d, 256 ch
+    "r3d18/fused_conv3d9_subtract3_divide3_multiply3_add10_relu3",  # 3x3x3 conv3d, 512 ch
+    "bert/fused_matmul_add",  # dense: QKV projection 128x768 -> 2304
+    "bert/fused_matmul4_add3",  # dense: FFN 768 -> 3072
+    "bert/matmul1",  # batch_matmul: Q K^T
+    "bert/matmul2",  # batch_matmul: attention x V
+    "bert/fused_softmax_broadcast_to2",  # reduction: softmax
+    "bert/layer_norm",  # reduction: layer norm
+    "densenet121/fused_subtract6_divide6_multiply6_add12_relu6",  # fused elementwise: BN + ReLU
+    "resnet50/mean",  # reduction: global average pool
+)
+
+
+@dataclass
+class Task:
+    name: str
+    kind: str  # conv2d | depthwise_conv2d | conv3d | dense | batch_matmul | reduction | elementwise
+    mod: IRModule
+    weight: int = 1
+    networks: list[str] = field(default_factory=list)
+
+    @property
+    def flops(self) -> float:
+        from tvm.s_tir.analysis import estimate_tir_flops
+
+        return float(estimate_tir_flops(self.mod))
+
+
+def task_kind(mod: IRModule) -> str:
+    """The operator kind of a task, from its block names and iterator counts."""
+    text = mod.script()
+    if 'T.sblock("group_conv2d' in text or 'T.sblock("DepthwiseConv2d' in text:
+        return "depthwise_conv2d"
+    if 'T.sblock("conv3d' in text:
+        return "conv3d"
+    if 'T.sblock("conv2d' in text:
+        return "conv2d"
+    if 'T.sblock("matmul"' in text:
+        block = text.split('T.sblock("matmul"', 1)[1]
+        axes = block.split("T.axis.remap(", 1)[1].split(",", 1)[0].strip('"') if "T.axis.remap(" in block else ""
+        return "batch_matmul" if len(axes) > 3 else "dense"
+    if any(k in text for k in ("_red", "maxelem", "_sum", "pool_max", "pool_sum")):
+        return "reduction"
+    return "elementwise"
+
+
+def extract_tasks(networks: list[str] | None = None) -> list[Task]:
+    """Tasks of the networks (all five by default), deduplicated across networks."""
+    import torch
+    from tvm.relax.frontend.torch import from_exported_program
+    from tvm.s_tir import meta_schedule as ms
+
+    from ..plugin.intrinsics import load_tensor_intrinsics
+    from .models import prepare
+    from .networks import NETWORKS, build_network
+
+    target = tvm.target.Target({"kind": "llvm", "num-cores": 2})
+    load_tensor_intrinsics(target)
+    tasks: list[Task] = []
+    for network in networks or list(NETWORKS):
+        module, example = build_network(network)
+        with torch.no_grad():
+            exported = torch.export.export(module, example)
+        mod = prepare(from_exported_program(exported, keep_params_as_input=False), target)
+        for extracted in ms.relax_integration.extract_tasks(mod, target):
+            kernel = extracted.dispatched[0]
+            same = next((t for t in tasks if tvm_ffi.structural_equal(t.mod, kernel)), None)
+            if same is not None:
+                same.weight += int(extracted.weight)
+                same.networks.append(network)
+                continue
+            tasks.append(Task(f"{network}/{extracted.task_name}", task_kind(kernel), kernel,
+                              int(extracted.weight), [network]))  # fmt: skip
+    return tasks
+
+
+def save_tasks(tasks: list[Task], path: str | Path) -> None:
+    rows = [{"name": t.name, "kind": t.kind, "weight": t.weight, "networks": t.networks,
+             "mod": tvm.ir.save_json(t.mod)} for t in tasks]  # fmt: skip
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        json.dump({"version": 1, "tvm": tvm.__version__, "tasks": rows}, f)
+
+
+def _read(path: str | Path | None) -> list[Task]:
+    if path is None:
+        raw = resources.files("tvm_tensorgpt.workloads").joinpath(TASK_FILE).read_bytes()
+        data = json.loads(gzip.decompress(raw))
+    else:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+    return [Task(r["name"], r["kind"], tvm.ir.load_json(r["mod"]), r["weight"], r["networks"]) for r in data["tasks"]]
+
+
+@lru_cache(maxsize=1)
+def load_tasks() -> tuple[Task, ...]:
+    """The committed task set (``python -m tvm_tensorgpt workloads extract`` rebuilds it)."""
+    return tuple(_read(None))
+
+
+def get_task(name: str) -> Task:
+    for task in load_tasks():
+        if task.name == name:
+            return task
+    raise KeyError(name)
+
+
+def training_tasks() -> list[Task]:
+    """Every task but the held-out ones, networks interleaved (so a partial pass covers all five)."""
+    by_network: dict[str, list[Task]] = {}
+    for task in load_tasks():
+        if task.name not in REPRESENTATIVE:
+            by_network.setdefault(task.name.split("/", 1)[0], []).append(task)
+    queues = list(by_network.values())
+    out: list[Task] = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
+def heldout_tasks() -> list[Task]:
+    return [get_task(name) for name in REPRESENTATIVE]
