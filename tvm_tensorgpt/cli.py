@@ -59,6 +59,20 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument("--population", type=int, default=256, help="evolutionary search population")
     collect.add_argument("--seed", type=int, default=0)
     collect.add_argument("--data-dir", default="data/records", help="one database per profile below it")
+    collect.add_argument("--rpc", metavar="HOST:PORT", help="measure on the device behind this RPC tracker")
+    collect.add_argument("--rpc-key", help="the device key registered with the tracker")
+
+    ingest = sub.add_parser("ingest", help="turn a MetaSchedule work_dir into training data for a profile")
+    ingest.add_argument("work_dir")
+    ingest.add_argument("--profile", required=True)
+    ingest.add_argument("--data-dir", default="data/records")
+
+    data = sub.add_parser("data", help="what the measured data holds")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    stats = data_sub.add_parser("stats", help="records and tasks per profile, the held-out split")
+    stats.add_argument("--json", action="store_true")
+    stats.add_argument("--data-dir", default="data/records")
+    stats.add_argument("--reference-dir", default="data/reference")
 
     devices = sub.add_parser("devices", help="hardware profiles and their 24-D vectors")
     devices.add_argument("--json", action="store_true", help="a JSON list: name, bucket, kind, target, raw, vector")
@@ -183,7 +197,7 @@ def _select_tasks(spec: str) -> list:
 def _cmd_collect(args: argparse.Namespace) -> int:
     import logging
 
-    from .data.collect import CollectConfig, collect
+    from .data.collect import CollectConfig, RemoteDevice, collect
     from .hardware import HELDOUT_HOST, ProfileError, get_profile
 
     try:
@@ -191,16 +205,53 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     except ProfileError as err:
         raise _UsageError(str(err)) from None
     tasks = _select_tasks(args.tasks)
-    if profile.name == HELDOUT_HOST and args.tasks != "heldout":
-        raise _UsageError(f"{HELDOUT_HOST} is the held-out profile: only its reference (--tasks heldout) is collected")
+    if profile.name == HELDOUT_HOST and (args.tasks != "heldout" or "reference" not in args.data_dir):
+        raise _UsageError(f"{HELDOUT_HOST} is the held-out profile: only its reference is collected "
+                          "(--tasks heldout --data-dir data/reference)")  # fmt: skip
     if min(args.trials, args.chunk) < 1:
         raise _UsageError("--trials and --chunk must be at least 1")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     config = CollectConfig(trials=args.trials, chunk=args.chunk, population=args.population,
                            seed=args.seed, budget=args.budget)  # fmt: skip
-    counts = collect(profile, tasks, args.data_dir, config, command="tensorgpt " + " ".join(sys.argv[1:]))
+    if bool(args.rpc) != bool(args.rpc_key):
+        raise _UsageError("--rpc and --rpc-key go together (tracker host:port and the device key)")
+    remote = RemoteDevice(args.rpc, args.rpc_key) if args.rpc else None
+    try:
+        counts = collect(profile, tasks, args.data_dir, config, command="tensorgpt " + " ".join(sys.argv[1:]),
+                         remote=remote)  # fmt: skip
+    except ValueError as err:
+        raise _UsageError(str(err)) from None
     done = sum(1 for c in counts.values() if c >= args.trials)
     print(f"{profile.name}: {sum(counts.values())} records over {len(counts)} tasks ({done} complete)")
+    return 0
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from .data.ingest import ingest
+    from .hardware import ProfileError, get_profile
+
+    try:
+        report = ingest(args.work_dir, get_profile(args.profile), args.data_dir)
+    except (ProfileError, FileNotFoundError) as err:
+        raise _UsageError(str(err)) from None
+    print(f"read {report.read} records: {report.ingested} ingested, {report.duplicates} already there")
+    for reason, count in report.skipped.items():
+        print(f"  skipped {count}: {reason} (first at {report.examples[reason]})")
+    return 0
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    from .data.stats import data_stats
+
+    stats = data_stats(args.data_dir, args.reference_dir)
+    if args.json:
+        print(json.dumps(stats, indent=1))
+        return 0
+    for name, row in stats["profiles"].items():
+        print(f"{name:16s} {row['records']:7d} records ({row['measured']} measured) over {row['tasks']} tasks")
+    for name, row in stats.get("reference", {}).items():
+        print(f"{name:16s} {row['records']:7d} reference records over {row['tasks']} held-out tasks")
+    print(f"held-out profile: {stats['heldout_profile']}; held-out tasks: {len(stats['heldout_tasks'])}")
     return 0
 
 
@@ -262,6 +313,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_devices(args)
         if args.command == "collect":
             return _cmd_collect(args)
+        if args.command == "ingest":
+            return _cmd_ingest(args)
+        if args.command == "data":
+            return _cmd_data(args)
         if args.json:
             # stdout carries only the JSON object; MetaSchedule's summary and logs go to stderr
             with contextlib.redirect_stdout(sys.stderr):

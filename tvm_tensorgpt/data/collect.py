@@ -43,6 +43,23 @@ DB_FILES = ("database_workload.json", "database_tuning_record.json")
 
 
 @dataclass(frozen=True)
+class RemoteDevice:
+    """A device behind a TVM RPC tracker (a Jetson, a GPU box): ``tracker`` is "host:port"."""
+
+    tracker: str
+    key: str
+    session_timeout_sec: int = 60
+
+    def runner(self) -> ms.runner.RPCRunner:
+        host, _, port = self.tracker.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"tracker must be host:port, e.g. 127.0.0.1:9190, not {self.tracker!r}")
+        config = ms.runner.RPCConfig(tracker_host=host, tracker_port=int(port), tracker_key=self.key,
+                                     session_timeout_sec=self.session_timeout_sec)  # fmt: skip
+        return ms.runner.RPCRunner(rpc_config=config, max_workers=1)
+
+
+@dataclass(frozen=True)
 class CollectConfig:
     trials: int = 64  # per task, in total
     chunk: int = 16  # trials per task per pass (one tuning call)
@@ -151,19 +168,26 @@ def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Data
 
 
 def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Path,
-            config: CollectConfig = CollectConfig(), command: str | None = None) -> dict[str, int]:  # fmt: skip
-    """Measure ``tasks`` on ``profile`` until each has ``config.trials`` records; returns the counts."""
+            config: CollectConfig = CollectConfig(), command: str | None = None,
+            remote: RemoteDevice | None = None) -> dict[str, int]:  # fmt: skip
+    """Measure ``tasks`` on ``profile`` until each has ``config.trials`` records; returns the counts.
+
+    Locally (a host profile, runner pinned to its cores) or, with ``remote``, on the device behind
+    an RPC tracker (builds stay on this machine and must target the device).
+    """
     from tqdm import tqdm
 
-    if profile.kind != "cpu":
-        raise ValueError(f"{profile.name} is a GPU profile: collect on the device over RPC (see docs/data.md)")
+    if profile.kind != "cpu" and remote is None:
+        raise ValueError(f"{profile.name} is a GPU profile: collect on the device over RPC (--rpc, docs/data.md)")
     directory = Path(data_dir) / profile.name
     database = open_database(directory)
     load_tensor_intrinsics(Target(profile.target))
     counts = records_per_task(database, tasks)
     before = sum(counts.values())
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    runner = local_runner(profile)
+    exhausted = _exhausted(directory)
+    _write_provenance(directory, profile, command, started, before, before, exhausted)
+    runner = remote.runner() if remote is not None else local_runner(profile)
     missing = sum(max(0, config.trials - c) for c in counts.values())
     if config.budget is not None:
         missing = min(missing, config.budget)
@@ -174,7 +198,7 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
             goal = min(config.trials, (pass_index + 1) * config.chunk)
             for task in tasks:
                 need = goal - counts[task.name]
-                if need <= 0:
+                if need <= 0 or task.name in exhausted:
                     continue
                 if config.budget is not None and sum(counts.values()) - before >= config.budget:
                     break
@@ -185,16 +209,25 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
                 except (tvm.TVMError, RuntimeError, ValueError) as err:
                     logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
                 now = records_per_task(database, [task])[task.name]
+                if now == counts[task.name]:
+                    # evolutionary search found nothing new: a small space, measured out
+                    exhausted.add(task.name)
                 bar.update(max(0, min(now, config.trials) - counts[task.name]))
                 counts[task.name] = now
                 logger.info("%s: %d records (%.1f s)", task.name, now, time.perf_counter() - start)
-                _write_provenance(directory, profile, command, started, before, sum(counts.values()))
+                _write_provenance(directory, profile, command, started, before, sum(counts.values()), exhausted)
                 pack(directory)
     return counts
 
 
+def _exhausted(directory: Path) -> set[str]:
+    """Tasks whose design space a previous chunk measured out (recorded in provenance.json)."""
+    path = directory / "provenance.json"
+    return set(json.loads(path.read_text()).get("exhausted", [])) if path.exists() else set()
+
+
 def _write_provenance(directory: Path, profile: HardwareProfile, command: str | None, started: str,
-                      before: int, after: int) -> None:  # fmt: skip
+                      before: int, after: int, exhausted: set[str]) -> None:  # fmt: skip
     path = directory / "provenance.json"
     data = json.loads(path.read_text()) if path.exists() else {"profile": profile.name, "runs": []}
     _, model = detect_host()
@@ -214,4 +247,5 @@ def _write_provenance(directory: Path, profile: HardwareProfile, command: str | 
     else:
         runs.append(run)
     data["profile_specs"] = profile.raw()
+    data["exhausted"] = sorted(exhausted)
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")

@@ -1,0 +1,167 @@
+"""Workloads of the five networks, resumable collection, ingest of users' logs, RPC on loopback."""
+
+import gzip
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+import tvm
+from tvm.s_tir import meta_schedule as ms
+
+from tvm_tensorgpt.cli import main
+from tvm_tensorgpt.data.collect import CollectConfig, RemoteDevice, collect, records_per_task, open_database
+from tvm_tensorgpt.data.ingest import ingest
+from tvm_tensorgpt.hardware import get_profile
+from tvm_tensorgpt.workloads import get_workload
+from tvm_tensorgpt.workloads.tasks import REPRESENTATIVE, get_task, heldout_tasks, load_tasks, training_tasks
+
+SMALL = ["resnet18/fused_matmul_add13", "resnet18/max_pool2d"]  # spaces with 12+ distinct schedules
+
+
+def test_task_set_covers_the_five_networks_and_kinds():
+    tasks = load_tasks()
+    networks = {n for t in tasks for n in t.networks}
+    assert networks == {"resnet18", "resnet50", "mobilenetv2", "densenet121", "r3d18", "bert"}
+    kinds = Counter(t.kind for t in tasks)
+    for kind in ("conv2d", "depthwise_conv2d", "conv3d", "dense", "batch_matmul", "reduction", "elementwise"):
+        assert kinds[kind] > 0, kind
+    assert len({t.name for t in tasks}) == len(tasks)
+
+
+def test_split_keeps_representative_subgraphs_out_of_training():
+    held = heldout_tasks()
+    assert len(held) >= 12
+    assert {t.kind for t in held} >= {"conv2d", "depthwise_conv2d", "conv3d", "dense", "batch_matmul"}
+    assert not {t.name for t in training_tasks()} & set(REPRESENTATIVE)
+    assert len(training_tasks()) + len(held) == len(load_tasks())
+    # every held-out name works as a tune workload
+    for name in REPRESENTATIVE:
+        assert get_workload(name).build() is not None
+
+
+def test_network_import_gives_expected_task_kinds():
+    from tvm_tensorgpt.workloads.tasks import extract_tasks
+
+    tasks = extract_tasks(["bert"])
+    kinds = Counter(t.kind for t in tasks)
+    assert kinds["dense"] >= 3 and kinds["batch_matmul"] == 2 and kinds["reduction"] >= 2
+    committed = {t.name for t in load_tasks()}
+    assert {t.name for t in tasks} <= committed
+
+
+def _lines(path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_collection_resumes_after_kill(tmp_path):
+    records = tmp_path / "host-sse42-1c" / "database_tuning_record.json"
+    command = [sys.executable, "-m", "tvm_tensorgpt", "collect", "--profile", "host-sse42-1c", "--tasks",
+               ",".join(SMALL), "--trials", "12", "--chunk", "6", "--data-dir", str(tmp_path)]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while len(_lines(records)) < 4 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _lines(records)
+    assert 4 <= len(before) < 24, "the collection should have been killed part-way"
+    with open(records, "a") as f:
+        f.write('[0, [[["GetSBlock"')  # a write cut by the kill
+    subprocess.run(command, check=True, timeout=600, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = _lines(records)
+    assert after[: len(before)] == before  # nothing measured was lost
+    counts = records_per_task(open_database(tmp_path / "host-sse42-1c"), [get_task(n) for n in SMALL])
+    assert counts == {n: 12 for n in SMALL}  # the re-run measured only what was missing
+    provenance = json.loads((tmp_path / "host-sse42-1c" / "provenance.json").read_text())
+    assert len(provenance["runs"]) == 2 and provenance["runs"][0]["tvm"] == tvm.__version__
+    assert gzip.decompress((records.parent / "database_tuning_record.json.gz").read_bytes()).decode().splitlines() == after
+
+
+def _work_dir_with_records(tmp_path) -> str:
+    work_dir = tmp_path / "user_logs"
+    ms.tune_tir(get_workload("matmul-128").build(), tvm.target.Target(get_profile("host-sse42-1c").target),
+                str(work_dir), max_trials_global=4, num_trials_per_iter=4, strategy="replay-trace",
+                builder="tensorgpt", num_tuning_cores=1)  # fmt: skip
+    return str(work_dir)
+
+
+def test_ingest_a_work_dir_and_a_corrupted_one(tmp_path, capsys):
+    work_dir = _work_dir_with_records(tmp_path)
+    data = tmp_path / "data"
+    report = ingest(work_dir, get_profile("host-sse42-1c"), data)
+    assert report.ingested == 4 and not report.skipped
+    again = ingest(work_dir, get_profile("host-sse42-1c"), data)
+    assert again.ingested == 0 and again.duplicates == 4
+    # corrupt it: garbage, a cut line, a record for a missing workload, a foreign (cuda) record
+    path = os.path.join(work_dir, "database_tuning_record.json")
+    good = open(path).read().splitlines()[0]
+    index, body = json.loads(good)
+    foreign = json.loads(good)
+    foreign[1][2] = {"kind": "cuda", "arch": "sm_87"}
+    with open(path, "a") as f:
+        f.write("this is not json\n")
+        f.write(json.dumps([7, body]) + "\n")
+        f.write(json.dumps(foreign) + "\n")
+        f.write(good[: len(good) // 2] + "\n")
+    assert main(["ingest", work_dir, "--profile", "host-avx2-1c", "--data-dir", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "read 8 records: 4 ingested" in out
+    assert "not a JSON record" in out and "missing or broken workload" in out and "foreign" in out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_collection_over_rpc_on_loopback(tmp_path):
+    from tvm import rpc
+
+    tracker_port, server_port = _free_port(), _free_port()
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port",
+                          str(tracker_port), "--port-end", str(tracker_port + 1)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+    ]  # fmt: skip
+    try:
+        time.sleep(2)
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "tvm.exec.rpc_server", "--tracker", f"127.0.0.1:{tracker_port}", "--key",
+             "loopback", "--host", "127.0.0.1", "--port", str(server_port), "--port-end", str(server_port + 1)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            summary = rpc.connect_tracker("127.0.0.1", tracker_port).summary()
+            if any(q["key"] == "loopback" for q in summary.get("server_info", [])):
+                break
+            time.sleep(0.5)
+        remote = RemoteDevice(f"127.0.0.1:{tracker_port}", "loopback")
+        counts = collect(get_profile("host-sse42-1c"), [get_task(SMALL[0])], tmp_path,
+                         CollectConfig(trials=4, chunk=4), remote=remote)  # fmt: skip
+        assert counts == {SMALL[0]: 4}
+        database = open_database(tmp_path / "host-sse42-1c")
+        measured = [r for r in database.get_all_tuning_records() if r.run_secs]
+        assert len(measured) == 4
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def test_data_stats_json(tmp_path, capsys):
+    (tmp_path / "records" / "p1").mkdir(parents=True)
+    (tmp_path / "records" / "p1" / "database_workload.json").write_text('["1", "x"]\n["2", "y"]\n')
+    rows = ['[0, [[], [0.001], {}, []]]', '[1, [[], [0.002], {}, []]]', '[1, [[], null, {}, []]]']
+    (tmp_path / "records" / "p1" / "database_tuning_record.json").write_text("\n".join(rows) + "\n")
+    assert main(["data", "stats", "--json", "--data-dir", str(tmp_path / "records"),
+                 "--reference-dir", str(tmp_path / "none")]) == 0  # fmt: skip
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["profiles"] == {"p1": {"records": 3, "measured": 2, "tasks": 2}}
+    assert stats["heldout_profile"] == "host-avx2-2c" and stats["heldout_tasks"] == list(REPRESENTATIVE)
