@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# The background collection run of the data issue: each source profile gets a budget of new trials
-# per round, interleaved over the training tasks, then the next round raises the per-task target.
-# Resumable: re-running continues where the databases stop. Log: data/records/collect.log
+# The data issue's collection run, resumable: every command stops at a total (--max-records) or a
+# per-task target (--trials), so re-running the script continues where the databases stop.
+# Source profiles round-robin in growing steps, then the held-out reference (Ansor-style:
+# evolutionary search with TVM's default population and XGBoost, 1000 trials per held-out task).
+# Progress: data/records/collect.log. Each command is recorded in its profile's provenance.json.
 set -u
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
-for trials in 16 32 48 64; do
-  for profile in host-avx2-1c host-sse42-2c host-sse42-1c; do
-    "$PY" -m tvm_tensorgpt collect --profile "$profile" --tasks training --trials "$trials" --chunk 16 \
-      --budget "${BUDGET:-1500}" --data-dir data/records
+SOURCES="host-avx2-1c host-sse42-2c host-sse42-1c"
+for total in ${STEPS:-1000 2000 3500 5000}; do
+  for profile in $SOURCES; do
+    "$PY" -m tvm_tensorgpt collect --profile "$profile" --tasks training --trials 64 --chunk 16 \
+      --max-records "$total" --data-dir data/records
   done
+  "$PY" -m tvm_tensorgpt collect --profile host-avx2-2c --tasks heldout --trials 1000 --chunk 64 \
+    --population 2048 --max-records $((total / 2)) --data-dir data/reference
 done

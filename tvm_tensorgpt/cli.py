@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                          help="training | heldout | all | comma-separated task names (default: training)")
     collect.add_argument("--trials", type=int, default=64, help="records per task to reach (default 64)")
     collect.add_argument("--chunk", type=int, default=16, help="trials per task per pass (default 16)")
-    collect.add_argument("--budget", type=int, help="stop after this many new trials")
+    collect.add_argument("--max-records", type=int, help="stop once the selected tasks hold this many records")
     collect.add_argument("--population", type=int, default=256, help="evolutionary search population")
     collect.add_argument("--seed", type=int, default=0)
     collect.add_argument("--data-dir", default="data/records", help="one database per profile below it")
@@ -212,7 +212,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         raise _UsageError("--trials and --chunk must be at least 1")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     config = CollectConfig(trials=args.trials, chunk=args.chunk, population=args.population,
-                           seed=args.seed, budget=args.budget)  # fmt: skip
+                           seed=args.seed, max_records=args.max_records)  # fmt: skip
     if bool(args.rpc) != bool(args.rpc_key):
         raise _UsageError("--rpc and --rpc-key go together (tracker host:port and the device key)")
     remote = RemoteDevice(args.rpc, args.rpc_key) if args.rpc else None

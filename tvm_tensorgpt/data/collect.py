@@ -65,7 +65,7 @@ class CollectConfig:
     chunk: int = 16  # trials per task per pass (one tuning call)
     population: int = 256  # evolutionary population (TVM's default 2048 costs minutes per round here)
     seed: int = 0
-    budget: int | None = None  # stop after this many new trials in this run
+    max_records: int | None = None  # stop once the selected tasks hold this many records in total
 
 
 def repair_database(directory: Path) -> int:
@@ -189,8 +189,8 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
     _write_provenance(directory, profile, command, started, before, before, exhausted)
     runner = remote.runner() if remote is not None else local_runner(profile)
     missing = sum(max(0, config.trials - c) for c in counts.values())
-    if config.budget is not None:
-        missing = min(missing, config.budget)
+    if config.max_records is not None:
+        missing = max(0, min(missing, config.max_records - before))
     passes = -(-config.trials // config.chunk)
     with tqdm(total=missing, desc=f"collect {profile.name}", unit="trial", file=sys.stderr,
               dynamic_ncols=True, mininterval=5) as bar:  # fmt: skip
@@ -200,7 +200,7 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
                 need = goal - counts[task.name]
                 if need <= 0 or task.name in exhausted:
                     continue
-                if config.budget is not None and sum(counts.values()) - before >= config.budget:
+                if config.max_records is not None and sum(counts.values()) >= config.max_records:
                     break
                 bar.set_postfix_str(task.name[-40:], refresh=False)
                 start = time.perf_counter()
@@ -209,8 +209,8 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
                 except (tvm.TVMError, RuntimeError, ValueError) as err:
                     logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
                 now = records_per_task(database, [task])[task.name]
-                if now == counts[task.name]:
-                    # evolutionary search found nothing new: a small space, measured out
+                if now - counts[task.name] < max(1, need // 4):
+                    # evolutionary search found (almost) nothing new: a small space, measured out
                     exhausted.add(task.name)
                 bar.update(max(0, min(now, config.trials) - counts[task.name]))
                 counts[task.name] = now
