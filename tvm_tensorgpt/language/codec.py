@@ -3,7 +3,9 @@
 prompt   = <bos> [HW] hardware tokens  [WL] workload blocks  [SK] sketch instructions  <sep>
 response = one group of tokens per decision slot, in trace order, then <eos>
 
-The sketch part lists every instruction of the design space by kind; a sampling instruction shows
+The sketch part lists every instruction of the design space by kind, with the random variables it
+reads (numbered in order of definition, as TVM prints them: b0, b1, l2, ...), so design spaces that
+differ only in where a block is attached get different prompts; a sampling instruction shows
 what bounds its decision (tile: extent, parts, innermost limit; categorical: its candidates;
 location: how many are legal) followed by ``<mask>`` where the decision was. The response holds
 exactly those masked decisions: tile factors as numbers ``N<v>``, categorical indices ``C<i>``,
@@ -35,10 +37,11 @@ def workload_tokens(sketch: Sketch, vocab: Vocabulary = VOCAB) -> list[str]:
 def sketch_tokens(sketch: Sketch, vocab: Vocabulary = VOCAB) -> list[str]:
     out = ["[SK]"]
     slots = iter(sketch.slots)
-    for name, attrs in sketch.instructions:
+    for name, attrs, reads in sketch.instructions:
         out.append(vocab.instruction(name))
         if attrs:
             out.append(vocab.annotation(attrs[0]))
+        out += [vocab.number(index) for index in reads]
         if not name.startswith("Sample"):
             continue
         slot = next(slots)

@@ -83,7 +83,8 @@ class Sketch:
     slots: list[DecisionSlot]
     decisions: list[Decision]
     blocks: list[BlockInfo]
-    instructions: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+    # per instruction: (kind, annotation key or (), indices of the random variables it reads)
+    instructions: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
 
     @classmethod
     def from_schedule(cls, mod: IRModule, design_space: Schedule) -> Sketch:
@@ -92,11 +93,15 @@ class Sketch:
         sch = Schedule(mod, debug_mask="none", error_render_level="none")
         slots: list[DecisionSlot] = []
         decisions: list[Decision] = []
-        instructions: list[tuple[str, tuple[Any, ...]]] = []
+        instructions: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = []
+        defined: dict[Any, int] = {}  # random variable -> order of definition (b0, l2, v5, ...)
 
         def record(inst: Instruction, inputs: list, attrs: list, decision: Any) -> Any:
             name = inst.kind.name
-            instructions.append((name, _plain_attrs(name, attrs)))
+            reads = tuple(defined[rv] for rv in inst.inputs if _is_rv(rv) and rv in defined)
+            for rv in inst.outputs:
+                defined[rv] = len(defined)
+            instructions.append((name, _plain_attrs(name, attrs), reads))
             if not is_sampling(inst):
                 return decision
             slot, value = _analyse(sch, name, inputs, attrs, decision)
@@ -237,6 +242,10 @@ def _plain_decision(kind: str, decision: Any) -> Decision:
     if kind in (TILE, OPAQUE) and isinstance(decision, (list, tuple, tvm.ir.Array)):
         return tuple(int(v) for v in decision)
     return int(decision)
+
+
+def _is_rv(value: Any) -> bool:
+    return isinstance(value, (tvm.s_tir.schedule.SBlockRV, tvm.s_tir.schedule.LoopRV, tvm.tirx.Var))
 
 
 def _plain_attrs(name: str, attrs: list) -> tuple[Any, ...]:

@@ -159,12 +159,17 @@ def tune_module(
     return result
 
 
-def time_executable(executable: Any, inputs: list[np.ndarray], repeat: int = 20) -> float:
-    """Median latency (us) of a relax executable's ``main`` on the CPU."""
+def time_executable(executable: Any, inputs: list[np.ndarray], budget_s: float = 3.0) -> float:
+    """Median latency (us) of a relax executable's ``main`` on the CPU, within about ``budget_s``.
+
+    One timed run first sizes the measurement: 3 to 20 repeats, as many as fit the budget.
+    """
     device = tvm.cpu()
     vm = tvm.relax.VirtualMachine(executable, device)
     args = [tvm.runtime.tensor(x, device) for x in inputs]
-    timer = vm.time_evaluator("main", device, number=5, repeat=repeat)
+    first = float(vm.time_evaluator("main", device, number=1, repeat=1)(*args).mean)
+    repeat = int(min(20, max(3, budget_s / max(first, 1e-6))))
+    timer = vm.time_evaluator("main", device, number=1, repeat=repeat)
     return float(np.median(timer(*args).results)) * 1e6
 
 

@@ -40,12 +40,24 @@ def _conv_block() -> Any:
     return ConvBlock().eval(), (torch.randn(1, 32, 28, 28),)
 
 
-MODELS: dict[str, Model] = {
-    m.name: m
-    for m in [
-        Model("conv-block", "conv3x3(32->32, 28x28) + ReLU + residual add, from PyTorch", _conv_block),
-    ]
-}
+def _network(name: str) -> Callable[[], Any]:
+    def build() -> Any:
+        from .networks import build_network
+
+        return build_network(name)
+
+    return build
+
+
+def _models() -> dict[str, Model]:
+    from .networks import NETWORKS
+
+    models = [Model("conv-block", "conv3x3(32->32, 28x28) + ReLU + residual add, from PyTorch", _conv_block)]
+    models += [Model(name, description, _network(name)) for name, (description, _, _) in NETWORKS.items()]
+    return {m.name: m for m in models}
+
+
+MODELS: dict[str, Model] = _models()
 
 
 def get_model(name: str) -> Model:

@@ -1,0 +1,112 @@
+"""The generator network: prefix gradients, cached decoding, padding, bad inputs."""
+
+import pytest
+import torch
+
+from tvm_tensorgpt.model import ModelConfig, TensorGPTNetwork
+
+torch.set_num_threads(1)
+TINY = ModelConfig(hidden=32, layers=2, heads=2, intermediate=64, prefix_slots=3, prefix_hidden=16)
+
+
+def _net(config: ModelConfig = TINY) -> TensorGPTNetwork:
+    torch.manual_seed(0)
+    return TensorGPTNetwork(config).eval()
+
+
+def test_prefix_receives_gradients_and_changes_logits():
+    net = _net().train()
+    ids = torch.randint(7, TINY.vocab_size, (2, 6))
+    mask = torch.ones_like(ids)
+    hardware = torch.randn(2, 24, requires_grad=True)
+    logits, _ = net(ids, mask, hardware)
+    logits.sum().backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in net.prefix.parameters())
+    assert hardware.grad.abs().sum() > 0
+    other, _ = net(ids, mask, torch.randn(2, 24))
+    assert not torch.allclose(logits, other)
+
+
+def test_cached_decoding_equals_teacher_forcing():
+    net = _net()
+    ids = torch.randint(7, TINY.vocab_size, (2, 9))
+    hardware = torch.randn(2, 24)
+    with torch.no_grad():
+        full, _ = net(ids, torch.ones_like(ids), hardware)
+        logits, cache = net(ids[:, :5], torch.ones(2, 5, dtype=torch.long), hardware)
+        steps = [logits]
+        for t in range(5, 9):
+            mask = torch.ones(2, t + 1, dtype=torch.long)
+            step, cache = net(ids[:, t : t + 1], mask, cache=cache, past_tokens=torch.full((2,), t))
+            steps.append(step)
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+
+
+def test_left_padding_does_not_change_a_sequence():
+    net = _net()
+    ids = torch.randint(7, TINY.vocab_size, (1, 6))
+    hardware = torch.randn(1, 24)
+    padded = torch.cat([torch.zeros(1, 3, dtype=torch.long), ids], dim=1)
+    mask = torch.cat([torch.zeros(1, 3, dtype=torch.long), torch.ones(1, 6, dtype=torch.long)], dim=1)
+    with torch.no_grad():
+        plain, _ = net(ids, torch.ones_like(ids), hardware)
+        shifted, _ = net(padded, mask, hardware)
+    assert torch.allclose(plain, shifted[:, 3:], atol=1e-5)
+
+
+def test_without_hardware_grounding_there_is_no_prefix():
+    net = _net(ModelConfig(**{**TINY.to_dict(), "hardware_grounding": False}))
+    assert net.prefix is None and net.prefix_len == 0
+    ids = torch.randint(7, TINY.vocab_size, (1, 4))
+    logits, _ = net(ids, torch.ones_like(ids))
+    assert logits.shape == (1, 4, TINY.vocab_size)
+
+
+@pytest.mark.parametrize("hardware", [torch.randn(2, 23), torch.full((2, 24), float("nan")), None])
+def test_bad_hardware_vectors_are_refused(hardware):
+    net = _net()
+    ids = torch.randint(7, TINY.vocab_size, (2, 4))
+    with pytest.raises(ValueError, match="hardware"):
+        net(ids, torch.ones_like(ids), hardware)
+
+
+def test_config_round_trip_and_vocabulary_mismatch():
+    assert ModelConfig.from_dict(TINY.to_dict()) == TINY
+    with pytest.raises(ValueError, match="retrain"):
+        ModelConfig.from_dict({**TINY.to_dict(), "vocab_size": 100})
+    with pytest.raises(ValueError, match="does not know"):
+        ModelConfig.from_dict({**TINY.to_dict(), "flux_capacitor": 1})
+
+
+def test_tiny_model_overfits_records_and_regenerates_them(task_spaces):
+    """Prompt -> decisions end to end: SFT on three records, then masked greedy decoding."""
+    from tvm_tensorgpt.language import VOCAB, prompt_tokens, response_tokens
+    from tvm_tensorgpt.model.generate import SamplingConfig, sample_decisions
+    from tvm_tensorgpt.train.sft import Example, collate, loss_on
+
+    _, _, sketches = task_spaces["matmul-128"]
+    hardware = torch.randn(24)
+    examples = [
+        Example(VOCAB.encode(prompt_tokens(s, ["HW_CPU_X86"])), VOCAB.encode(response_tokens(s, s.decisions)),
+                tuple(hardware.tolist()))
+        for s in sketches
+    ]  # fmt: skip
+    net = _net().train()
+    optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
+    batch = collate(examples)
+    for _ in range(400):
+        optimizer.zero_grad()
+        loss = loss_on(net, batch)
+        loss.backward()
+        optimizer.step()
+    assert float(loss) < 0.02
+    decoded = sample_decisions(net, sketches, ["HW_CPU_X86"], hardware.expand(len(sketches), 24),
+                               torch.Generator().manual_seed(0), SamplingConfig(temperature=0))  # fmt: skip
+    assert decoded == [s.decisions for s in sketches]
+    # sampling at temperature 1 stays legal (masked) and still decodes complete decision sets
+    sampled = sample_decisions(net, sketches * 4, ["HW_CPU_X86"], hardware.expand(12, 24),
+                               torch.Generator().manual_seed(1))  # fmt: skip
+    for sketch, decisions in zip(sketches * 4, sampled):
+        for slot, d in zip(sketch.slots, decisions):
+            if slot.kind == "tile":
+                assert int(torch.tensor(d).prod()) == slot.extent

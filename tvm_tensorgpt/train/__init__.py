@@ -1,0 +1,1 @@
+"""Training the generator from measured records."""
