@@ -110,3 +110,42 @@ def test_tiny_model_overfits_records_and_regenerates_them(task_spaces):
         for slot, d in zip(sketch.slots, decisions):
             if slot.kind == "tile":
                 assert int(torch.tensor(d).prod()) == slot.extent
+
+
+def test_checkpoint_round_trip_and_bad_files(tmp_path):
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+
+    net = _net()
+    path = save_checkpoint(tmp_path / "ckpt", net, universe_standardizer())
+    loaded, standardizer = load_checkpoint(path)
+    ids = torch.randint(7, TINY.vocab_size, (1, 5))
+    hardware = torch.randn(1, 24)
+    with torch.no_grad():
+        assert torch.allclose(net(ids, torch.ones_like(ids), hardware)[0], loaded(ids, torch.ones_like(ids), hardware)[0])
+    assert standardizer == universe_standardizer()
+    (path / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(CheckpointError, match="model.safetensors is corrupt.*python -m tvm_tensorgpt train"):
+        load_checkpoint(path)
+    (path / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match="missing"):
+        load_checkpoint(path)
+
+
+def test_model_generator_in_a_real_tune(tmp_path, llvm_target):
+    """A (random) model drives strategy="tensorgpt": masked decoding keeps candidates valid."""
+    from tvm.s_tir import meta_schedule as ms
+
+    import tvm_tensorgpt
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.generator import ModelGenerator
+    from tvm_tensorgpt.workloads import get_workload
+
+    stats = tvm_tensorgpt.TuningStats()
+    strategy = tvm_tensorgpt.TensorGPTSearchStrategy(ModelGenerator(_net(), universe_standardizer()), stats=stats)
+    database = ms.tune_tir(get_workload("conv2d-resnet").build(), llvm_target, str(tmp_path), max_trials_global=8,
+                           num_trials_per_iter=8, strategy=strategy, space="tensorgpt", builder="tensorgpt",
+                           num_tuning_cores=2)  # fmt: skip
+    total = stats.total()
+    assert total.generated >= 8 and total.valid >= 0.99 * total.generated
+    assert len(database.get_all_tuning_records()) == 8

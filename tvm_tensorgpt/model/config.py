@@ -13,8 +13,8 @@ class ModelConfig:
     """A small Llama-class decoder over the schedule language, plus hardware grounding.
 
     ``prefix_slots`` key/value slots per layer come from the standardized hardware vector
-    (technique #1, continuous channel); ``hardware_grounding=False`` is the TLM-style variant (no
-    prefix: the prompt's hardware section carries target-string tokens instead of the bucket).
+    (technique #1, continuous channel); ``hardware_grounding=False`` drops the prefix (the
+    TLM-style variant).
     """
 
     vocab_size: int = len(VOCAB)

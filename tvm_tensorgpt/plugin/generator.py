@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from tvm.target import Target
 
 from ..language import Decision, DecisionFilter, DecodingState, Sketch
 
@@ -27,6 +28,9 @@ class Proposal:
 
 class Generator(ABC):
     """Proposes decision sets for a task's sketches; subclass it to plug in a model."""
+
+    def prepare(self, target: Target) -> None:
+        """Called with the tuning's target before the first ``generate`` (e.g. to find the device)."""
 
     @abstractmethod
     def generate(self, sketches: Sequence[Sketch], num: int, rng: np.random.Generator) -> list[Proposal]:

@@ -137,6 +137,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         self.context = context
         self.task_log = task_logger(str(context.task_name))
         self.postprocs = resolved_postprocs(context)
+        if context.target is not None:
+            self.generator.prepare(context.target)
         seed = int(context.rand_state) if context.rand_state is not None else -1
         self.rng = np.random.default_rng(seed if seed >= 0 else None)
 

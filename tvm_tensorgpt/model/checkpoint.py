@@ -1,0 +1,64 @@
+"""Checkpoints: a folder with ``config.json`` and ``model.safetensors`` (weights only, no pickle).
+
+``config.json`` holds the model config, the vocabulary version it was trained on and the hardware
+standardization (mean/std per dimension), so a device always gets the vector the model was
+trained with.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from ..hardware.vector import Standardizer
+from .config import ModelConfig
+from .network import TensorGPTNetwork
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be loaded; the message names the file and how to rebuild it."""
+
+
+def save_checkpoint(path: str | Path, net: TensorGPTNetwork, standardizer: Standardizer) -> Path:
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    meta = {"model": net.config.to_dict(), "hardware_standardizer": standardizer.to_dict(), "format": 1}
+    (path / CONFIG_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    state = {k: v.detach().contiguous() for k, v in net.state_dict().items()}
+    # tied weights share storage; safetensors refuses shared tensors, so store the copies apart
+    save_file({k: v.clone() for k, v in state.items()}, str(path / WEIGHTS_FILE))
+    return path
+
+
+def load_checkpoint(path: str | Path) -> tuple[TensorGPTNetwork, Standardizer]:
+    path = Path(path)
+    rebuild = "rebuild it with `python -m tvm_tensorgpt train` (docs/model.md)"
+    config_path, weights_path = path / CONFIG_FILE, path / WEIGHTS_FILE
+    for file in (config_path, weights_path):
+        if not file.exists():
+            raise CheckpointError(f"checkpoint file {file} is missing; {rebuild}")
+    try:
+        meta = json.loads(config_path.read_text(encoding="utf-8"))
+        config = ModelConfig.from_dict(meta["model"])
+        standardizer = Standardizer.from_dict(meta["hardware_standardizer"])
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise CheckpointError(f"checkpoint file {config_path} is corrupt ({err}); {rebuild}") from None
+    except ValueError as err:
+        raise CheckpointError(f"{config_path}: {err}") from None
+    try:
+        state = load_file(str(weights_path))
+    except (SafetensorError, OSError) as err:
+        raise CheckpointError(f"checkpoint file {weights_path} is corrupt ({err}); {rebuild}") from None
+    net = TensorGPTNetwork(config)
+    missing, unexpected = net.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise CheckpointError(
+            f"{weights_path} does not match its config (missing {missing[:3]}, unexpected {unexpected[:3]}); {rebuild}"
+        )
+    return net.eval(), standardizer
