@@ -149,3 +149,30 @@ def test_model_generator_in_a_real_tune(tmp_path, llvm_target):
     total = stats.total()
     assert total.generated >= 8 and total.valid >= 0.99 * total.generated
     assert len(database.get_all_tuning_records()) == 8
+
+
+def test_examples_from_measured_records(tmp_path, llvm_target):
+    """Records of a real tune become (prompt, response) examples that decode to their traces."""
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tensorgpt.hardware import get_profile, universe_standardizer
+    from tvm_tensorgpt.language import VOCAB, decode_response, prompt_tokens
+    from tvm_tensorgpt.train.dataset import design_sketches, examples_from_database
+    from tvm_tensorgpt.workloads import get_workload
+
+    profile = get_profile("host-avx2-1c")
+    mod = get_workload("matmul-128").build()
+    database = ms.tune_tir(mod, profile.target, str(tmp_path), max_trials_global=8, num_trials_per_iter=8,
+                           strategy="replay-trace", builder="tensorgpt", num_tuning_cores=1)  # fmt: skip
+    examples, stats = examples_from_database(database, profile, universe_standardizer())
+    assert stats.records == 8 and stats.unmatched == 0
+    assert stats.examples + stats.duplicates + stats.failed == 8 and stats.examples >= 4
+    assert max(e.weight for e in examples) == 1.0 and all(0 < e.weight <= 1 for e in examples)
+    sketches = design_sketches(database.get_all_tuning_records()[0].workload.mod, profile.target)
+    for example in examples:
+        tokens = VOCAB.decode(example.prompt)
+        assert tokens[2] == "HW_CPU_X86" and len(example.hardware) == 24
+        sketch = next(s for s in sketches if VOCAB.encode(prompt_tokens(s, ["HW_CPU_X86"])) == example.prompt)
+        decode_response(sketch, VOCAB.decode(example.response))  # the response fits its sketch
+    held = examples_from_database(database, profile, None, exclude=[database.get_all_tuning_records()[0].workload.mod])
+    assert held[0] == []

@@ -93,15 +93,9 @@ class Sketch:
         sch = Schedule(mod, debug_mask="none", error_render_level="none")
         slots: list[DecisionSlot] = []
         decisions: list[Decision] = []
-        instructions: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = []
-        defined: dict[Any, int] = {}  # random variable -> order of definition (b0, l2, v5, ...)
 
         def record(inst: Instruction, inputs: list, attrs: list, decision: Any) -> Any:
             name = inst.kind.name
-            reads = tuple(defined[rv] for rv in inst.inputs if _is_rv(rv) and rv in defined)
-            for rv in inst.outputs:
-                defined[rv] = len(defined)
-            instructions.append((name, _plain_attrs(name, attrs), reads))
             if not is_sampling(inst):
                 return decision
             slot, value = _analyse(sch, name, inputs, attrs, decision)
@@ -116,7 +110,7 @@ class Sketch:
             slots=slots,
             decisions=decisions,
             blocks=describe_blocks(mod),
-            instructions=instructions,
+            instructions=instruction_structure(trace),
         )
 
     def read_decisions(self, trace: Trace) -> list[Decision]:
@@ -242,6 +236,25 @@ def _plain_decision(kind: str, decision: Any) -> Decision:
     if kind in (TILE, OPAQUE) and isinstance(decision, (list, tuple, tvm.ir.Array)):
         return tuple(int(v) for v in decision)
     return int(decision)
+
+
+def instruction_structure(trace: Trace) -> list[tuple[str, tuple[Any, ...], tuple[int, ...]]]:
+    """(kind, annotation key, variables read) per instruction before postprocessing.
+
+    Variables are numbered in order of definition (as TVM prints b0, b1, l2, ...). Two traces with
+    the same structure are the same design space with possibly different decisions.
+    """
+    out = []
+    defined: dict[Any, int] = {}
+    for inst in trace.insts:
+        name = inst.kind.name
+        if name == "EnterPostproc":
+            break
+        reads = tuple(defined[rv] for rv in inst.inputs if _is_rv(rv) and rv in defined)
+        for rv in inst.outputs:
+            defined[rv] = len(defined)
+        out.append((name, _plain_attrs(name, list(inst.attrs)), reads))
+    return out
 
 
 def _is_rv(value: Any) -> bool:

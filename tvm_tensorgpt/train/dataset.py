@@ -1,0 +1,110 @@
+"""From measured records to training examples (prompt, response, hardware, weight).
+
+A record's trace is one of its task's design spaces with sampled decisions. For every (task,
+profile) the design spaces are generated once for the profile's target and analysed as sketches;
+a record belongs to the sketch whose simplified instructions (kinds, annotation keys, variables
+read; MetaSchedule stores traces with dead instructions removed) equal the trace's before
+postprocessing. Its decisions become the response. Weighting follows TLM's
+best-per-prompt SFT: the fastest record of a prompt has weight 1, a record k times slower 1/k.
+Records that failed to run, match no sketch or repeat a (prompt, response) pair are dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from tvm.ir import IRModule
+from tvm.s_tir import meta_schedule as ms
+from tvm.target import Target
+
+from ..hardware import HardwareProfile
+from ..hardware.vector import Standardizer
+from ..language import VOCAB, Sketch, prompt_tokens, response_tokens
+from ..language.sketch import instruction_structure
+from ..plugin.intrinsics import load_tensor_intrinsics
+from ..plugin.target import TargetLike, parse_target
+from .sft import Example
+
+logger = logging.getLogger(__name__)
+
+
+def design_sketches(mod: IRModule, target: TargetLike) -> list[Sketch]:
+    """The sketches MetaSchedule's post-order-apply gives ``mod`` on ``target``."""
+    target = parse_target(target)
+    load_tensor_intrinsics(target)
+    context = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
+                             search_strategy="replay-trace", num_threads=1)  # fmt: skip
+    return [Sketch.from_schedule(context.mod, space) for space in context.generate_design_space()]
+
+
+@dataclass
+class RecordStats:
+    records: int = 0
+    failed: int = 0
+    unmatched: int = 0
+    duplicates: int = 0
+    examples: int = 0
+
+
+def examples_from_database(
+    database: ms.database.Database,
+    profile: HardwareProfile,
+    standardizer: Standardizer | None,
+    hardware_tokens: Sequence[str] | None = None,
+    exclude: Iterable[IRModule] = (),
+) -> tuple[list[Example], RecordStats]:
+    """Examples from every record of ``database`` (one profile's measurements).
+
+    ``hardware_tokens`` default to the profile's bucket; ``standardizer`` None leaves the hardware
+    vector out (no KV prefix); ``exclude`` are workloads never to train on (held-out tasks).
+    """
+    import tvm_ffi
+
+    target = Target(profile.target)
+    vector = tuple(float(x) for x in standardizer(profile)) if standardizer is not None else None
+    tokens = list(hardware_tokens) if hardware_tokens is not None else [profile.bucket]
+    excluded = list(exclude)
+    stats = RecordStats()
+    grouped: dict[tuple[int, ...], list[tuple[list[int], float]]] = {}
+    sketch_cache: dict[int, list[tuple[list, Sketch]]] = {}
+    for record in database.get_all_tuning_records():
+        stats.records += 1
+        mod = record.workload.mod
+        if any(tvm_ffi.structural_equal(mod, other) for other in excluded):
+            continue
+        if record.run_secs is None or len(record.run_secs) == 0:
+            stats.failed += 1
+            continue
+        key = int(tvm_ffi.structural_hash(mod))
+        if key not in sketch_cache:
+            # MetaSchedule stores simplified traces (dead instructions dropped): compare those
+            sketch_cache[key] = [(instruction_structure(s.trace.simplified(True)), s) for s in design_sketches(mod, target)]
+        structure = instruction_structure(record.trace.simplified(True))
+        sketch = next((s for shape, s in sketch_cache[key] if shape == structure), None)
+        if sketch is None:
+            stats.unmatched += 1
+            continue
+        try:
+            decisions = sketch.read_decisions(record.trace)
+        except ValueError:
+            stats.unmatched += 1
+            continue
+        prompt = tuple(VOCAB.encode(prompt_tokens(sketch, tokens)))
+        response = VOCAB.encode(response_tokens(sketch, decisions))
+        latency = float(np.mean([float(s) for s in record.run_secs]))
+        grouped.setdefault(prompt, []).append((response, latency))
+    examples = []
+    for prompt, rows in grouped.items():
+        best = min(latency for _, latency in rows)
+        seen: set[tuple[int, ...]] = set()
+        for response, latency in sorted(rows, key=lambda r: r[1]):
+            if tuple(response) in seen:
+                stats.duplicates += 1
+                continue
+            seen.add(tuple(response))
+            examples.append(Example(list(prompt), response, vector, best / latency))
+    stats.examples = len(examples)
+    return examples, stats
