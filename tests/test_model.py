@@ -176,3 +176,31 @@ def test_examples_from_measured_records(tmp_path, llvm_target):
         decode_response(sketch, VOCAB.decode(example.response))  # the response fits its sketch
     held = examples_from_database(database, profile, None, exclude=[database.get_all_tuning_records()[0].workload.mod])
     assert held[0] == []
+
+
+def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
+    """`tensorgpt train` on a tiny database: an epoch, a checkpoint, a resume, a clear refusal."""
+    import json
+
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tensorgpt.cli import main
+    from tvm_tensorgpt.hardware import get_profile
+    from tvm_tensorgpt.model.checkpoint import load_checkpoint
+    from tvm_tensorgpt.workloads import get_workload
+
+    data = tmp_path / "records"
+    ms.tune_tir(get_workload("matmul-128").build(), get_profile("host-sse42-1c").target, str(data / "host-sse42-1c"),
+                max_trials_global=8, num_trials_per_iter=8, strategy="replay-trace", builder="tensorgpt",
+                num_tuning_cores=1)  # fmt: skip
+    out = tmp_path / "ckpt"
+    argv = ["train", "--out", str(out), "--data-dir", str(data), "--epochs", "1", "--batch", "4", "--hidden", "32",
+            "--layers", "1"]  # fmt: skip
+    assert main(argv) == 0
+    state = json.loads((out / "training.json").read_text())
+    assert state["epochs_done"] == 1 and state["history"][0]["valid_loss"] > 0
+    assert main(argv[:5] + ["--epochs", "2"] + argv[7:]) == 0  # resumes: one more epoch
+    assert json.loads((out / "training.json").read_text())["epochs_done"] == 2
+    net, _ = load_checkpoint(out)
+    assert net.config.hidden == 32
+    assert main(["train", "--out", str(tmp_path / "x"), "--data-dir", str(data), "--profiles", "host-avx2-2c"]) == 2

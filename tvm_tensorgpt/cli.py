@@ -74,6 +74,17 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--data-dir", default="data/records")
     stats.add_argument("--reference-dir", default="data/reference")
 
+    train = sub.add_parser("train", help="train the generator on the measured records (resumable)")
+    train.add_argument("--out", required=True, help="checkpoint folder (re-running resumes)")
+    train.add_argument("--data-dir", default="data/records")
+    train.add_argument("--profiles", help="comma-separated source profiles (default: every one in --data-dir)")
+    train.add_argument("--epochs", type=int, default=3)
+    train.add_argument("--batch", type=int, default=16)
+    train.add_argument("--lr", type=float, default=1e-3)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--hidden", type=int, default=256)
+    train.add_argument("--layers", type=int, default=4)
+
     devices = sub.add_parser("devices", help="hardware profiles and their 24-D vectors")
     devices.add_argument("--json", action="store_true", help="a JSON list: name, bucket, kind, target, raw, vector")
     devices.add_argument("--file", action="append", default=[], help="also load a device JSON/TOML file")
@@ -255,6 +266,26 @@ def _cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    import logging
+
+    from .model import ModelConfig
+    from .train.trainer import TrainConfig, load_examples, train
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
+    try:
+        examples = load_examples(args.data_dir, profiles)
+        model = ModelConfig(hidden=args.hidden, layers=args.layers, intermediate=args.hidden * 8 // 3)
+        state = train(examples, args.out, model, TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr,
+                                                             seed=args.seed))  # fmt: skip
+    except (ValueError, FileNotFoundError) as err:
+        raise _UsageError(str(err)) from None
+    last = state["history"][-1] if state["history"] else {}
+    print(f"{args.out}: {state['epochs_done']} epochs on {state['examples']} examples; last {last}")
+    return 0
+
+
 def _cmd_tune(args: argparse.Namespace) -> dict:
     from .hardware import get_profile
     from .plugin.target import TargetError, parse_target
@@ -317,6 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_ingest(args)
         if args.command == "data":
             return _cmd_data(args)
+        if args.command == "train":
+            return _cmd_train(args)
         if args.json:
             # stdout carries only the JSON object; MetaSchedule's summary and logs go to stderr
             with contextlib.redirect_stdout(sys.stderr):
