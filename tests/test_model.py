@@ -204,3 +204,122 @@ def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
     net, _ = load_checkpoint(out)
     assert net.config.hidden == 32
     assert main(["train", "--out", str(tmp_path / "x"), "--data-dir", str(data), "--profiles", "host-avx2-2c"]) == 2
+
+
+EXPERTS = ModelConfig(**{**TINY.to_dict(), "experts": ("host-avx2-1c", "host-sse42-2c", "host-sse42-1c")})
+
+
+def _expert_net(config: ModelConfig = EXPERTS) -> TensorGPTNetwork:
+    net = _net(config)
+    with torch.no_grad():  # peft starts lora_B at zero; give the experts something to say
+        for name, param in net.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0, 0.5)
+    return net
+
+
+def _devices_and_workloads():
+    from tvm_tensorgpt.hardware import get_profile, universe_standardizer
+    from tvm_tensorgpt.workloads.features import workload_features
+    from tvm_tensorgpt.workloads.tasks import get_task
+
+    st = universe_standardizer()
+    hw = {n: torch.tensor(st(get_profile(n)), dtype=torch.float32)[None] for n in ("rtx4090", "host-avx2-2c")}
+    wl = {n: torch.tensor(workload_features(get_task(n).mod))[None] for n in ("bert/matmul1", "resnet18/max_pool2d")}
+    return hw, wl
+
+
+def test_router_weights_differ_between_devices_and_workloads():
+    net = _expert_net()
+    hw, wl = _devices_and_workloads()
+    base = net.gates(hw["rtx4090"], wl["bert/matmul1"], 1)
+    assert base.shape == (1, 3) and float(base.sum()) < 1  # the rest is the base channel
+    assert not torch.allclose(base, net.gates(hw["host-avx2-2c"], wl["bert/matmul1"], 1))
+    assert not torch.allclose(base, net.gates(hw["rtx4090"], wl["resnet18/max_pool2d"], 1))
+
+
+def test_ablation_flags_change_only_what_they_should():
+    hw, wl = _devices_and_workloads()
+    uniform = _expert_net(ModelConfig(**{**EXPERTS.to_dict(), "routing": "uniform"}))
+    assert uniform.router is None
+    assert torch.allclose(uniform.gates(hw["rtx4090"], wl["bert/matmul1"], 1), torch.full((1, 3), 0.25))
+    blind = _expert_net(ModelConfig(**{**EXPERTS.to_dict(), "workload_aware": False}))
+    assert torch.allclose(blind.gates(hw["rtx4090"], wl["bert/matmul1"], 1), blind.gates(hw["rtx4090"], None, 1))
+    assert not torch.allclose(blind.gates(hw["rtx4090"], None, 1), blind.gates(hw["host-avx2-2c"], None, 1))
+    plain = _net()
+    assert plain.router is None and not any("lora" in n for n, _ in plain.named_parameters())
+    # the same seed builds the same base weights: only the flags' parts differ
+    names = {n for n, _ in _expert_net().named_parameters()} - {n for n, _ in uniform.named_parameters()}
+    assert names and all(n.startswith("router.") for n in names)
+
+
+def test_gates_mix_experts_over_the_base():
+    net = _expert_net()
+    ids = torch.randint(7, EXPERTS.vocab_size, (1, 6))
+    mask = torch.ones_like(ids)
+    hardware = torch.randn(1, 24)
+    with torch.no_grad():
+        off, _ = net(ids, mask, hardware, gates=torch.zeros(1, 3))
+        with net.lm.disable_adapter():
+            net._gates = torch.zeros(1, 3)
+            base, _ = net.lm(input_ids=ids, attention_mask=torch.ones(1, 6 + net.prefix_len, dtype=torch.long),
+                             position_ids=torch.arange(6)[None], cache=net.start(hardware, 1)).to_tuple()[:2]
+        one, _ = net(ids, mask, hardware, gates=torch.tensor([[1.0, 0.0, 0.0]]))
+        two, _ = net(ids, mask, hardware, gates=torch.tensor([[0.0, 1.0, 0.0]]))
+    assert torch.allclose(off, base, atol=1e-5)  # zero gates: the base model
+    assert not torch.allclose(one, off) and not torch.allclose(one, two)
+
+
+def test_cached_decoding_with_experts_and_checkpoint_round_trip(tmp_path):
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.checkpoint import load_checkpoint, save_checkpoint
+
+    net = _expert_net()
+    ids = torch.randint(7, EXPERTS.vocab_size, (2, 7))
+    hardware, workload = torch.randn(2, 24), torch.randn(2, 12)
+    with torch.no_grad():
+        full, _ = net(ids, torch.ones_like(ids), hardware, workload=workload)
+        first, cache = net(ids[:, :4], torch.ones(2, 4, dtype=torch.long), hardware, workload=workload)
+        steps = [first]
+        for t in range(4, 7):
+            step, cache = net(ids[:, t : t + 1], torch.ones(2, t + 1, dtype=torch.long), hardware, cache=cache,
+                              past_tokens=torch.full((2,), t), workload=workload)  # fmt: skip
+            steps.append(step)
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+    loaded, _ = load_checkpoint(save_checkpoint(tmp_path / "experts", net, universe_standardizer()))
+    assert loaded.config.experts == EXPERTS.experts
+    with torch.no_grad():
+        again, _ = loaded(ids, torch.ones_like(ids), hardware, workload=workload)
+    assert torch.allclose(again, full, atol=1e-5)
+
+
+def test_expert_and_router_stages(tmp_path):
+    """Experts stage: only that expert's LoRA moves; router stage: only the router moves."""
+    import random
+
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.checkpoint import load_checkpoint, save_checkpoint
+    from tvm_tensorgpt.train.sft import Example
+    from tvm_tensorgpt.train.trainer import TrainConfig, train_experts
+
+    base = save_checkpoint(tmp_path / "base", _net(), universe_standardizer())
+    rng = random.Random(0)
+
+    def examples(tag: int) -> list[Example]:
+        return [Example([1, 3, 7 + tag], [rng.randrange(7, 40) for _ in range(4)] + [2],
+                        tuple([float(tag)] * 24), 1.0, tuple([0.5] * 12)) for _ in range(12)]  # fmt: skip
+
+    by_profile = {"host-avx2-1c": examples(0), "host-sse42-1c": examples(1)}
+    config = TrainConfig(epochs=1, batch=4, threads=1)
+    state = train_experts(by_profile, base, tmp_path / "experts", config)
+    assert state["done"] == ["host-avx2-1c", "host-sse42-1c", "router"]
+    net, _ = load_checkpoint(tmp_path / "experts")
+    trained_base, _ = load_checkpoint(base)
+    base_weights = trained_base.lm.state_dict()
+    for name, value in net.lm.get_base_model().state_dict().items():
+        if "lora_" not in name and "base_layer" not in name and name in base_weights:
+            assert torch.equal(value, base_weights[name]), name  # the base stayed frozen
+    moved = [n for n, p in net.named_parameters() if "lora_B" in n and p.abs().sum() > 0]
+    assert any(".host-avx2-1c." in n for n in moved) and any(".host-sse42-1c." in n for n in moved)
+    again = train_experts(by_profile, base, tmp_path / "experts", config)  # finished stages are kept
+    assert again["history"] == state["history"]

@@ -76,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="train the generator on the measured records (resumable)")
     train.add_argument("--out", required=True, help="checkpoint folder (re-running resumes)")
+    train.add_argument("--stage", choices=("base", "experts"), default="base",
+                       help="base: the whole network; experts: one LoRA expert per profile, then the router")
+    train.add_argument("--base", help="the base checkpoint (for --stage experts)")
     train.add_argument("--data-dir", default="data/records")
     train.add_argument("--profiles", help="comma-separated source profiles (default: every one in --data-dir)")
     train.add_argument("--epochs", type=int, default=3)
@@ -270,19 +273,24 @@ def _cmd_train(args: argparse.Namespace) -> int:
     import logging
 
     from .model import ModelConfig
-    from .train.trainer import TrainConfig, load_examples, train
+    from .train.trainer import TrainConfig, load_examples, train, train_experts
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
+    config = TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed)
     try:
-        examples = load_examples(args.data_dir, profiles)
-        model = ModelConfig(hidden=args.hidden, layers=args.layers, intermediate=args.hidden * 8 // 3)
-        state = train(examples, args.out, model, TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr,
-                                                             seed=args.seed))  # fmt: skip
+        by_profile = load_examples(args.data_dir, profiles)
+        if args.stage == "experts":
+            if not args.base:
+                raise _UsageError("--stage experts needs --base (a base checkpoint from --stage base)")
+            state = train_experts(by_profile, args.base, args.out, config)
+        else:
+            model = ModelConfig(hidden=args.hidden, layers=args.layers, intermediate=args.hidden * 8 // 3)
+            state = train([e for rows in by_profile.values() for e in rows], args.out, model, config)
     except (ValueError, FileNotFoundError) as err:
         raise _UsageError(str(err)) from None
     last = state["history"][-1] if state["history"] else {}
-    print(f"{args.out}: {state['epochs_done']} epochs on {state['examples']} examples; last {last}")
+    print(f"{args.out}: trained ({args.stage}); last {last}")
     return 0
 
 

@@ -44,10 +44,12 @@ def sample_decisions(
     rng: torch.Generator,
     config: SamplingConfig = SamplingConfig(),
     filters: Sequence[DecisionFilter] = (),
+    workload: torch.Tensor | None = None,
 ) -> list[list[Decision]]:
     """One decision set per sketch (repeat a sketch to get several), decoded in one batch.
 
-    ``hardware`` is the standardized vector, one row per sketch (None without grounding).
+    ``hardware`` is the standardized vector and ``workload`` the workload features (for the
+    experts' router), one row per sketch each; None where the model does not use them.
     """
     net.eval()
     prompts = [VOCAB.encode(prompt_tokens(s, hardware_tokens)) for s in sketches]
@@ -55,7 +57,7 @@ def sample_decisions(
     width = max(len(p) for p in prompts)
     ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts])
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-    logits, cache = net(ids, mask, hardware)
+    logits, cache = net(ids, mask, hardware, workload=workload)
     seen = mask.sum(dim=1)
     last = logits[:, -1]
     eos = VOCAB.id("<eos>")
@@ -69,7 +71,8 @@ def sample_decisions(
             state.step(VOCAB.tokens[token])
             chosen.append(token)
         mask = torch.cat([mask, torch.ones(len(states), 1, dtype=mask.dtype)], dim=1)
-        logits, cache = net(torch.tensor(chosen)[:, None], mask, cache=cache, past_tokens=seen)
+        logits, cache = net(torch.tensor(chosen)[:, None], mask, hardware, cache=cache, past_tokens=seen,
+                            workload=workload)  # fmt: skip
         seen = seen + 1
         last = logits[:, -1]
     return [state.decisions() for state in states]

@@ -17,6 +17,7 @@ from ..hardware import HardwareProfile, profile_from_target
 from ..hardware.vector import Standardizer
 from ..language import DecisionFilter, Sketch
 from ..plugin.generator import Generator, Proposal
+from ..workloads.features import workload_features
 from .generate import SamplingConfig, sample_decisions
 from .network import TensorGPTNetwork
 
@@ -48,10 +49,15 @@ class ModelGenerator(Generator):
         generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
         picks = [int(i) for i in rng.integers(len(sketches), size=num)]
         out: list[Proposal] = []
+        config = self.net.config
+        features = None
+        if config.experts and config.workload_aware:
+            features = torch.tensor(np.stack([workload_features(s.mod) for s in sketches]))
         for start in range(0, num, self.batch):
             chunk = picks[start : start + self.batch]
-            hardware = vector.expand(len(chunk), -1) if self.net.config.hardware_grounding else None
+            hardware = vector.expand(len(chunk), -1) if config.hardware_grounding or config.experts else None
+            workload = features[chunk] if features is not None else None
             decisions = sample_decisions(self.net, [sketches[i] for i in chunk], [self.profile.bucket],
-                                         hardware, generator, self.sampling, self.filters)  # fmt: skip
+                                         hardware, generator, self.sampling, self.filters, workload)  # fmt: skip
             out += [Proposal(i, d) for i, d in zip(chunk, decisions)]
         return out

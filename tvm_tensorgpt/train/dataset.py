@@ -26,6 +26,7 @@ from ..language import VOCAB, Sketch, prompt_tokens, response_tokens
 from ..language.sketch import instruction_structure
 from ..plugin.intrinsics import load_tensor_intrinsics
 from ..plugin.target import TargetLike, parse_target
+from ..workloads.features import workload_features
 from .sft import Example
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ def examples_from_database(
     stats = RecordStats()
     grouped: dict[tuple[int, ...], list[tuple[list[int], float]]] = {}
     sketch_cache: dict[int, list[tuple[list, Sketch]]] = {}
+    features: dict[int, tuple[float, ...]] = {}
     for record in database.get_all_tuning_records():
         stats.records += 1
         mod = record.workload.mod
@@ -79,6 +81,8 @@ def examples_from_database(
             stats.failed += 1
             continue
         key = int(tvm_ffi.structural_hash(mod))
+        if key not in features:
+            features[key] = tuple(float(x) for x in workload_features(mod))
         if key not in sketch_cache:
             # MetaSchedule stores simplified traces (dead instructions dropped): compare those
             sketch_cache[key] = [(instruction_structure(s.trace.simplified(True)), s) for s in design_sketches(mod, target)]
@@ -95,16 +99,16 @@ def examples_from_database(
         prompt = tuple(VOCAB.encode(prompt_tokens(sketch, tokens)))
         response = VOCAB.encode(response_tokens(sketch, decisions))
         latency = float(np.mean([float(s) for s in record.run_secs]))
-        grouped.setdefault(prompt, []).append((response, latency))
+        grouped.setdefault(prompt, []).append((response, latency, features[key]))
     examples = []
     for prompt, rows in grouped.items():
-        best = min(latency for _, latency in rows)
+        best = min(latency for _, latency, _ in rows)
         seen: set[tuple[int, ...]] = set()
-        for response, latency in sorted(rows, key=lambda r: r[1]):
+        for response, latency, workload in sorted(rows, key=lambda r: r[1]):
             if tuple(response) in seen:
                 stats.duplicates += 1
                 continue
             seen.add(tuple(response))
-            examples.append(Example(list(prompt), response, vector, best / latency))
+            examples.append(Example(list(prompt), response, vector, best / latency, workload))
     stats.examples = len(examples)
     return examples, stats

@@ -24,6 +24,7 @@ class Example:
     response: list[int]
     hardware: tuple[float, ...] | None = None
     weight: float = 1.0
+    workload: tuple[float, ...] | None = None
 
 
 def collate(examples: Sequence[Example]) -> dict[str, torch.Tensor | None]:
@@ -40,7 +41,11 @@ def collate(examples: Sequence[Example]) -> dict[str, torch.Tensor | None]:
     hardware = None
     if examples[0].hardware is not None:
         hardware = torch.tensor([e.hardware for e in examples], dtype=torch.float32)
+    workload = None
+    if examples[0].workload is not None:
+        workload = torch.tensor([e.workload for e in examples], dtype=torch.float32)
     return {
+        "workload": workload,
         "input_ids": torch.tensor(ids),
         "attention_mask": torch.tensor(mask),
         "labels": torch.tensor(labels),
@@ -49,9 +54,11 @@ def collate(examples: Sequence[Example]) -> dict[str, torch.Tensor | None]:
     }
 
 
-def loss_on(net: TensorGPTNetwork, batch: dict[str, torch.Tensor | None]) -> torch.Tensor:
-    """Weighted mean next-token cross-entropy over response tokens."""
-    logits, _ = net(batch["input_ids"], batch["attention_mask"], batch["hardware"])  # type: ignore[arg-type]
+def loss_on(net: TensorGPTNetwork, batch: dict[str, torch.Tensor | None],
+            gates: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+    """Weighted mean next-token cross-entropy over response tokens (``gates``: fixed expert mix)."""
+    logits, _ = net(batch["input_ids"], batch["attention_mask"], batch["hardware"],  # type: ignore[arg-type]
+                    workload=batch["workload"], gates=gates)  # fmt: skip
     labels = batch["labels"][:, 1:]  # type: ignore[index]
     per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), labels, ignore_index=IGNORE, reduction="none")
     counted = (labels != IGNORE).float()

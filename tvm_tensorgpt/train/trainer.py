@@ -1,9 +1,10 @@
-"""Base training: SFT of the network on every source profile's records.
+"""Training in the seed's three stages: base, one LoRA expert per source device, router.
 
-``python -m tvm_tensorgpt train --out DIR``: examples from ``data/records/<profile>/`` (held-out
-tasks and the held-out profile excluded), a seeded validation split, AdamW, one checkpoint per
-epoch (``DIR/``: config.json + model.safetensors + training.json with the losses). Re-running with
-the same ``--out`` resumes after the last finished epoch (the optimizer state restarts).
+``python -m tvm_tensorgpt train --out DIR`` (base) and ``train --stage experts --base DIR --out
+DIR2``: examples from ``data/records/<profile>/`` (held-out tasks and the held-out profile
+excluded), seeded validation splits, AdamW; checkpoints are ``DIR/`` folders (config.json +
+model.safetensors + training.json with the losses). Re-running with the same ``--out`` resumes
+(after the last finished epoch, or stage; the optimizer state restarts).
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ class TrainConfig:
     threads: int = 2
 
 
-def load_examples(data_dir: str | Path, profiles: list[str] | None = None) -> list[Example]:
-    """Examples from each source profile's database (never the held-out profile or tasks)."""
+def load_examples(data_dir: str | Path, profiles: list[str] | None = None) -> dict[str, list[Example]]:
+    """Examples per source profile from its database (never the held-out profile or tasks)."""
     standardizer = universe_standardizer()
     exclude = [t.mod for t in heldout_tasks()]
-    out: list[Example] = []
+    out: dict[str, list[Example]] = {}
     root = Path(data_dir)
     names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != HELDOUT_HOST)
     for name in names:
@@ -52,7 +53,7 @@ def load_examples(data_dir: str | Path, profiles: list[str] | None = None) -> li
         examples, stats = examples_from_database(open_database(root / name), get_profile(name), standardizer,
                                                  exclude=exclude)  # fmt: skip
         logger.info("%s: %s", name, stats)
-        out += examples
+        out[name] = examples
     return out
 
 
@@ -63,26 +64,62 @@ def _batches(examples: list[Example], size: int, rng: random.Random) -> list[lis
 
 
 @torch.no_grad()
-def evaluate(net: TensorGPTNetwork, examples: list[Example], batch: int) -> float:
+def evaluate(net: TensorGPTNetwork, examples: list[Example], batch: int, gates: torch.Tensor | None = None) -> float:
     net.eval()
-    losses = [float(loss_on(net, collate(examples[i : i + batch]))) for i in range(0, len(examples), batch)]
+    losses = []
+    for i in range(0, len(examples), batch):
+        chunk = examples[i : i + batch]
+        losses.append(float(loss_on(net, collate(chunk), None if gates is None else gates.expand(len(chunk), -1))))
     return sum(losses) / max(1, len(losses))
+
+
+def _split(examples: list[Example], config: TrainConfig) -> tuple[list[Example], list[Example]]:
+    """(training, validation), seeded."""
+    shuffled = list(examples)
+    random.Random(config.seed).shuffle(shuffled)
+    cut = max(1, int(len(shuffled) * config.validation))
+    return shuffled[cut:], shuffled[:cut]
+
+
+def _fit(net: TensorGPTNetwork, examples: list[Example], params: list[torch.nn.Parameter], config: TrainConfig,
+         label: str, gates: torch.Tensor | None = None) -> list[dict]:  # fmt: skip
+    """Train ``params`` (everything else frozen) for ``config.epochs``; one row of losses per epoch."""
+    from tqdm import tqdm
+
+    training, valid = _split(examples, config)
+    chosen = {id(p) for p in params}
+    for p in net.parameters():
+        p.requires_grad_(id(p) in chosen)
+    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    history = []
+    for epoch in range(config.epochs):
+        net.train()
+        batches = _batches(training, config.batch, random.Random(config.seed * 1000 + epoch))
+        total = 0.0
+        bar = tqdm(batches, desc=f"{label} epoch {epoch + 1}/{config.epochs}", file=sys.stderr, mininterval=5)
+        for i, batch in enumerate(bar, start=1):
+            optimizer.zero_grad()
+            loss = loss_on(net, collate(batch), None if gates is None else gates.expand(len(batch), -1))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            total += float(loss)
+            bar.set_postfix(loss=f"{total / i:.4f}", refresh=False)
+        history.append({"stage": label, "epoch": epoch + 1, "train_loss": total / max(1, len(batches)),
+                        "valid_loss": evaluate(net, valid, config.batch, gates)})  # fmt: skip
+        print(f"{label} epoch {epoch + 1}: train {history[-1]['train_loss']:.4f}, "
+              f"valid {history[-1]['valid_loss']:.4f}", file=sys.stderr)  # fmt: skip
+    return history
 
 
 def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelConfig(),
           config: TrainConfig = TrainConfig()) -> dict:  # fmt: skip
-    from tqdm import tqdm
-
+    """Base stage: every parameter on every source profile's examples; one checkpoint per epoch."""
     if not examples:
         raise ValueError("no training examples: collect data first (`tensorgpt collect`, docs/data.md)")
     out = Path(out)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    rng = random.Random(config.seed)
-    shuffled = list(examples)
-    rng.shuffle(shuffled)
-    cut = max(1, int(len(shuffled) * config.validation))
-    valid, training = shuffled[:cut], shuffled[cut:]
     state_path = out / "training.json"
     if (out / WEIGHTS_FILE).exists() and state_path.exists():
         net, standardizer = load_checkpoint(out)
@@ -91,25 +128,52 @@ def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelCo
     else:
         net, standardizer = TensorGPTNetwork(model), universe_standardizer()
         state = {"epochs_done": 0, "history": [], "train": asdict(config), "examples": len(examples)}
-    optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    one_epoch = TrainConfig(**{**asdict(config), "epochs": 1})
     for epoch in range(state["epochs_done"], config.epochs):
-        net.train()
-        batches = _batches(training, config.batch, random.Random(config.seed * 1000 + epoch))
-        total = 0.0
-        bar = tqdm(batches, desc=f"epoch {epoch + 1}/{config.epochs}", file=sys.stderr, mininterval=5)
-        for i, batch in enumerate(bar, start=1):
-            optimizer.zero_grad()
-            loss = loss_on(net, collate(batch))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            optimizer.step()
-            total += float(loss)
-            bar.set_postfix(loss=f"{total / i:.4f}", refresh=False)
-        row = {"epoch": epoch + 1, "train_loss": total / max(1, len(batches)),
-               "valid_loss": evaluate(net, valid, config.batch)}  # fmt: skip
+        one_epoch = TrainConfig(**{**asdict(one_epoch), "seed": config.seed + epoch})
+        row = _fit(net, examples, list(net.parameters()), one_epoch, "base")[0] | {"epoch": epoch + 1}
         state["history"].append(row)
         state["epochs_done"] = epoch + 1
         save_checkpoint(out, net, standardizer)
         state_path.write_text(json.dumps(state, indent=1))
-        print(f"epoch {row['epoch']}: train {row['train_loss']:.4f}, valid {row['valid_loss']:.4f}", file=sys.stderr)
+    return state
+
+
+def train_experts(by_profile: dict[str, list[Example]], base: str | Path, out: str | Path,
+                  config: TrainConfig = TrainConfig()) -> dict:  # fmt: skip
+    """Experts stage, then router stage, on a trained base checkpoint.
+
+    One peft LoRA expert per source profile, trained on that profile's examples alone with the
+    base frozen and only its gate on; then the router, with base and experts frozen, on all
+    examples. A finished stage is kept on re-run (resumable per stage).
+    """
+    out = Path(out)
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    state_path = out / "training.json"
+    names = tuple(sorted(by_profile))
+    if (out / WEIGHTS_FILE).exists() and state_path.exists():
+        net, standardizer = load_checkpoint(out)
+        state = json.loads(state_path.read_text())
+    else:
+        net, standardizer = load_checkpoint(base)
+        if net.config.experts:
+            raise ValueError(f"{base} already has experts; give the base checkpoint")
+        net.add_experts(names)
+        state = {"done": [], "history": [], "train": asdict(config), "base": str(base)}
+    for index, name in enumerate(names):
+        if name in state["done"]:
+            continue
+        gates = torch.nn.functional.one_hot(torch.tensor([index]), len(names)).float()
+        params = [p for n, p in net.named_parameters() if "lora_" in n and f".{name}." in n]
+        state["history"] += _fit(net, by_profile[name], params, config, f"expert {name}", gates)
+        state["done"].append(name)
+        save_checkpoint(out, net, standardizer)
+        state_path.write_text(json.dumps(state, indent=1))
+    if "router" not in state["done"] and net.router is not None:
+        everything = [e for name in names for e in by_profile[name]]
+        state["history"] += _fit(net, everything, list(net.router.parameters()), config, "router")
+        state["done"].append("router")
+        save_checkpoint(out, net, standardizer)
+        state_path.write_text(json.dumps(state, indent=1))
     return state
