@@ -323,3 +323,18 @@ def test_expert_and_router_stages(tmp_path):
     assert any(".host-avx2-1c." in n for n in moved) and any(".host-sse42-1c." in n for n in moved)
     again = train_experts(by_profile, base, tmp_path / "experts", config)  # finished stages are kept
     assert again["history"] == state["history"]
+
+
+def test_variants_and_their_hardware_prompts():
+    from tvm_tensorgpt.hardware import get_profile
+    from tvm_tensorgpt.model.config import VARIANTS, variant_config
+
+    profile = get_profile("host-avx2-1c")
+    tlm = variant_config("tlm", hidden=32, heads=2)
+    assert not tlm.hardware_grounding and not tlm.experts
+    assert tlm.hardware_tokens(profile) == ["[TGT]", "TK_kind", "TV_llvm", "TK_mcpu", "TV_core-avx2", "TK_num-cores", "N1"]
+    assert variant_config("tensorgpt").hardware_tokens(profile) == ["HW_CPU_X86"]
+    assert variant_config("no-routing").routing == "uniform" and not variant_config("no-wa").workload_aware
+    assert set(VARIANTS) == {"tensorgpt", "no-hg", "no-routing", "no-wa", "tlm"}
+    with pytest.raises(ValueError, match="unknown variant"):
+        variant_config("gpt-5")

@@ -79,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--stage", choices=("base", "experts"), default="base",
                        help="base: the whole network; experts: one LoRA expert per profile, then the router")
     train.add_argument("--base", help="the base checkpoint (for --stage experts)")
+    train.add_argument("--variant", default="tensorgpt",
+                       help="tensorgpt | no-hg | no-routing | no-wa | tlm (the benchmark's rows)")
     train.add_argument("--data-dir", default="data/records")
     train.add_argument("--profiles", help="comma-separated source profiles (default: every one in --data-dir)")
     train.add_argument("--epochs", type=int, default=3)
@@ -272,20 +274,25 @@ def _cmd_data(args: argparse.Namespace) -> int:
 def _cmd_train(args: argparse.Namespace) -> int:
     import logging
 
-    from .model import ModelConfig
+    from .model.checkpoint import read_config
+    from .model.config import EXPERT_VARIANTS, variant_config
     from .train.trainer import TrainConfig, load_examples, train, train_experts
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
     config = TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed)
     try:
-        by_profile = load_examples(args.data_dir, profiles)
+        model = variant_config(args.variant, hidden=args.hidden, layers=args.layers,
+                               intermediate=args.hidden * 8 // 3)  # fmt: skip
         if args.stage == "experts":
             if not args.base:
                 raise _UsageError("--stage experts needs --base (a base checkpoint from --stage base)")
-            state = train_experts(by_profile, args.base, args.out, config)
+            if args.variant not in EXPERT_VARIANTS:
+                raise _UsageError(f"variant {args.variant} has no experts; experts: {', '.join(EXPERT_VARIANTS)}")
+            by_profile = load_examples(args.data_dir, read_config(args.base), profiles)
+            state = train_experts(by_profile, args.base, args.out, config, model.routing, model.workload_aware)
         else:
-            model = ModelConfig(hidden=args.hidden, layers=args.layers, intermediate=args.hidden * 8 // 3)
+            by_profile = load_examples(args.data_dir, model, profiles)
             state = train([e for rows in by_profile.values() for e in rows], args.out, model, config)
     except (ValueError, FileNotFoundError) as err:
         raise _UsageError(str(err)) from None

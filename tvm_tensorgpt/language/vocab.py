@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-VOCAB_VERSION = 1
+VOCAB_VERSION = 2
 
 SPECIAL = ["<pad>", "<bos>", "<eos>", "<sep>", "<unk>", "<unk_num>", "<mask>"]
 
@@ -77,6 +77,19 @@ WORDS = [
     "input", "output", "placeholder", "a", "b", "c", "x", "w", "y", "fused", "reduce",
 ]  # fmt: skip
 
+# Target-string words (the TLM-style hardware description): target attributes and their values.
+TARGET_KEYS = ["kind", "mcpu", "mattr", "num-cores", "arch", "max_threads_per_block",
+               "max_shared_memory_per_block", "thread_warp_size", "registers_per_block", "mtriple"]  # fmt: skip
+TARGET_VALUES = [
+    "llvm", "cuda", "rocm", "metal", "c",
+    "nehalem", "westmere", "x86-64-v2", "sandybridge", "ivybridge", "haswell", "core-avx2", "broadwell",
+    "skylake", "x86-64-v3", "skylake-avx512", "cascadelake", "cooperlake", "icelake-server",
+    "sapphirerapids", "x86-64-v4", "rocketlake", "tigerlake", "alderlake", "znver1", "znver2", "znver3",
+    "znver4", "znver5", "carmel", "cortex-a72", "cortex-a76", "cortex-a78", "neoverse-n1", "neoverse-v1",
+    "apple-m1", "+avx2", "-avx2", "+avx512f", "-avx512f", "+fma", "+neon", "+sve",
+    "sm_50", "sm_60", "sm_61", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90",
+]  # fmt: skip
+
 MAX_CATEGORICAL = 64  # categorical decisions are indices C0..C63
 MIN_LOCATION, MAX_LOCATION = -2, 127  # compute-location decisions (-2 inline, -1 root)
 SMALL_NUMBER_LIMIT = 1024  # every integer 0..1024 is a token
@@ -126,6 +139,7 @@ class Vocabulary:
         tokens += [f"I_{i}" for i in INSTRUCTIONS]
         tokens += [f"A_{a}" for a in ANNOTATIONS]
         tokens += [f"W_{w}" for w in WORDS]
+        tokens += [f"TK_{k}" for k in TARGET_KEYS] + [f"TV_{v}" for v in TARGET_VALUES]
         tokens += [f"C{i}" for i in range(MAX_CATEGORICAL)]
         tokens += [f"L{i}" for i in range(MIN_LOCATION, MAX_LOCATION + 1)]
         tokens += [f"N{n}" for n in _numbers()]
@@ -187,6 +201,21 @@ class Vocabulary:
 
     def bucket(self, bucket: str) -> str:
         return bucket if bucket in HW_BUCKETS else "HW_UNKNOWN"
+
+    def target(self, target: dict) -> list[str]:
+        """A JSON target as TLM-style target-string tokens: ``[TGT]`` then key, value(s) per attribute."""
+        out = ["[TGT]"]
+        for key in TARGET_KEYS:
+            if key not in target:
+                continue
+            out.append(f"TK_{key}")
+            values = target[key] if isinstance(target[key], (list, tuple)) else [target[key]]
+            for value in values:
+                if isinstance(value, int) and not isinstance(value, bool):
+                    out.append(self.number(value))
+                else:
+                    out.append(f"TV_{value}" if f"TV_{value}" in self.ids else "<unk>")
+        return out
 
 
 VOCAB = Vocabulary()

@@ -36,6 +36,15 @@ def save_checkpoint(path: str | Path, net: TensorGPTNetwork, standardizer: Stand
     return path
 
 
+def read_config(path: str | Path) -> ModelConfig:
+    """The model config of a checkpoint folder, without loading its weights."""
+    config_path = Path(path) / CONFIG_FILE
+    try:
+        return ModelConfig.from_dict(json.loads(config_path.read_text(encoding="utf-8"))["model"])
+    except (OSError, json.JSONDecodeError, KeyError) as err:
+        raise CheckpointError(f"cannot read {config_path} ({err}); rebuild it with `python -m tvm_tensorgpt train`") from None
+
+
 def load_checkpoint(path: str | Path) -> tuple[TensorGPTNetwork, Standardizer]:
     path = Path(path)
     rebuild = "rebuild it with `python -m tvm_tensorgpt train` (docs/model.md)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..hardware.profile import HardwareProfile
 from ..hardware.vector import VECTOR_DIM
 from ..language.vocab import VOCAB, VOCAB_VERSION
 from ..workloads.features import WORKLOAD_DIM
@@ -32,6 +33,7 @@ class ModelConfig:
     prefix_slots: int = 4
     prefix_hidden: int = 128
     hardware_grounding: bool = True
+    hardware_prompt: str = "bucket"  # bucket (TensorGPT) | target (TLM: the target string's tokens)
     experts: tuple[str, ...] = ()
     lora_rank: int = 8
     routing: str = "learned"  # learned | uniform
@@ -40,6 +42,8 @@ class ModelConfig:
     router_hidden: int = 64
 
     def __post_init__(self) -> None:
+        if self.hardware_prompt not in ("bucket", "target"):
+            raise ValueError(f"hardware_prompt must be 'bucket' or 'target', not {self.hardware_prompt!r}")
         if self.routing not in ("learned", "uniform"):
             raise ValueError(f"routing must be 'learned' or 'uniform', not {self.routing!r}")
         if self.hidden % self.heads:
@@ -48,6 +52,12 @@ class ModelConfig:
     @property
     def head_dim(self) -> int:
         return self.hidden // self.heads
+
+    def hardware_tokens(self, profile: HardwareProfile) -> list[str]:
+        """The prompt's hardware section for ``profile``: its bucket token, or its target's tokens."""
+        if self.hardware_prompt == "target":
+            return VOCAB.target(profile.target)
+        return [profile.bucket]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -65,3 +75,22 @@ class ModelConfig:
                 f"this package has v{VOCAB_VERSION} ({len(VOCAB)} tokens): retrain the checkpoint"
             )
         return config
+
+
+# The seed's method and ablations as config overrides (the benchmark's rows). TLM-CT is TLM trained
+# further on all the data TensorGPT uses: same config, more training.
+VARIANTS: dict[str, dict] = {
+    "tensorgpt": {},
+    "no-hg": {"hardware_grounding": False, "hardware_prompt": "target"},
+    "no-routing": {"routing": "uniform"},
+    "no-wa": {"workload_aware": False},
+    "tlm": {"hardware_grounding": False, "hardware_prompt": "target"},
+}
+EXPERT_VARIANTS = ("tensorgpt", "no-hg", "no-routing", "no-wa")  # the ones with a mixture of experts
+
+
+def variant_config(name: str, **sizes: int) -> ModelConfig:
+    """The base-stage config of a variant (experts are added by the experts stage)."""
+    if name not in VARIANTS:
+        raise ValueError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+    return ModelConfig(**{**sizes, **VARIANTS[name]})

@@ -57,7 +57,7 @@ class ModelGenerator(Generator):
             chunk = picks[start : start + self.batch]
             hardware = vector.expand(len(chunk), -1) if config.hardware_grounding or config.experts else None
             workload = features[chunk] if features is not None else None
-            decisions = sample_decisions(self.net, [sketches[i] for i in chunk], [self.profile.bucket],
+            decisions = sample_decisions(self.net, [sketches[i] for i in chunk], config.hardware_tokens(self.profile),
                                          hardware, generator, self.sampling, self.filters, workload)  # fmt: skip
             out += [Proposal(i, d) for i, d in zip(chunk, decisions)]
         return out

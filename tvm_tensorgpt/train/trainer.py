@@ -9,6 +9,7 @@ model.safetensors + training.json with the losses). Re-running with the same ``-
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import random
@@ -40,8 +41,10 @@ class TrainConfig:
     threads: int = 2
 
 
-def load_examples(data_dir: str | Path, profiles: list[str] | None = None) -> dict[str, list[Example]]:
-    """Examples per source profile from its database (never the held-out profile or tasks)."""
+def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] | None = None
+                  ) -> dict[str, list[Example]]:  # fmt: skip
+    """Examples per source profile from its database (never the held-out profile or tasks), with
+    the prompt's hardware section the model expects (bucket or target string)."""
     standardizer = universe_standardizer()
     exclude = [t.mod for t in heldout_tasks()]
     out: dict[str, list[Example]] = {}
@@ -50,8 +53,9 @@ def load_examples(data_dir: str | Path, profiles: list[str] | None = None) -> di
     for name in names:
         if name == HELDOUT_HOST:
             raise ValueError(f"{HELDOUT_HOST} is held out: it never provides training data")
-        examples, stats = examples_from_database(open_database(root / name), get_profile(name), standardizer,
-                                                 exclude=exclude)  # fmt: skip
+        profile = get_profile(name)
+        examples, stats = examples_from_database(open_database(root / name), profile, standardizer,
+                                                 model.hardware_tokens(profile), exclude)  # fmt: skip
         logger.info("%s: %s", name, stats)
         out[name] = examples
     return out
@@ -140,7 +144,8 @@ def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelCo
 
 
 def train_experts(by_profile: dict[str, list[Example]], base: str | Path, out: str | Path,
-                  config: TrainConfig = TrainConfig()) -> dict:  # fmt: skip
+                  config: TrainConfig = TrainConfig(), routing: str = "learned",
+                  workload_aware: bool = True) -> dict:  # fmt: skip
     """Experts stage, then router stage, on a trained base checkpoint.
 
     One peft LoRA expert per source profile, trained on that profile's examples alone with the
@@ -159,6 +164,7 @@ def train_experts(by_profile: dict[str, list[Example]], base: str | Path, out: s
         net, standardizer = load_checkpoint(base)
         if net.config.experts:
             raise ValueError(f"{base} already has experts; give the base checkpoint")
+        net.config = dataclasses.replace(net.config, routing=routing, workload_aware=workload_aware)
         net.add_experts(names)
         state = {"done": [], "history": [], "train": asdict(config), "base": str(base)}
     for index, name in enumerate(names):
