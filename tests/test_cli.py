@@ -31,7 +31,7 @@ def test_targets_from_json_dict_and_host():
     "argv, expected",
     [
         (["tune", "--workload", "nope"], "unknown workload 'nope'; known workloads: "),
-        (["tune", "--model", "nope"], "unknown model 'nope'; known models: conv-block"),
+        (["tune", "--model", "nope"], "unknown model 'nope'; known models: bert, conv-block, densenet121"),
         (["tune", "--workload", "matmul-128", "--target", "llvm -mcpu=core-avx2"], "JSON dict"),
         (["tune", "--workload", "matmul-128", "--trials", "0"], "--trials must be at least 1"),
     ],
