@@ -135,6 +135,14 @@ def records_per_task(database: ms.database.Database, tasks: Sequence[Task]) -> d
     return counts
 
 
+def _record_lines(directory: Path) -> int:
+    path = directory / DB_FILES[1]
+    if not path.exists():
+        return 0
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
 def _seed(*parts: object) -> int:
     return zlib.crc32("|".join(map(str, parts)).encode()) % (2**31 - 2) + 1
 
@@ -204,11 +212,13 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
                     break
                 bar.set_postfix_str(task.name[-40:], refresh=False)
                 start = time.perf_counter()
+                lines = _record_lines(directory)
                 try:
                     _tune_chunk(task, profile, database, runner, need, config, pass_index, directory)
                 except (tvm.TVMError, RuntimeError, ValueError) as err:
                     logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
-                now = records_per_task(database, [task])[task.name]
+                # the chunk's records are the lines it appended (re-reading the database grows with it)
+                now = counts[task.name] + _record_lines(directory) - lines
                 if now - counts[task.name] < max(1, need // 4):
                     # evolutionary search found (almost) nothing new: a small space, measured out
                     exhausted.add(task.name)
