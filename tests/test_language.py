@@ -93,7 +93,7 @@ def test_probed_compute_locations_are_exactly_legal(task_spaces):
     _, _, sketches = task_spaces["conv2d-resnet"]
     rng = np.random.default_rng(2)
     generator = PriorGenerator(probe_locations=True)
-    for i, proposal in enumerate(generator.generate(sketches, 30, rng)):
+    for i, proposal in enumerate(generator.generate(sketches, 60, rng)):
         sketch = sketches[proposal.sketch_index]
         assert all(d is not None for d in proposal.decisions)
         assert sketch.read_decisions(sketch.apply(proposal.decisions, seed=i + 1).trace) == proposal.decisions
@@ -183,3 +183,48 @@ def test_cuda_design_spaces_round_trip():
         tokens = response_tokens(sketch, sketch.decisions)
         assert decode_response(sketch, tokens) == sketch.read_decisions(space.trace)
         assert any(s.kind == TILE and s.parts == 5 for s in sketch.slots)  # SSSRRSRS tiling
+
+
+def _exhaustive_locations(sketch, decided):
+    """Every location index TVM keeps unchanged, probed one by one on the live schedule."""
+    from tvm_tensorgpt.language.sketch import _StopReplay, is_sampling
+
+    sch = Schedule(sketch.mod, debug_mask="none", error_render_level="none")
+    position, found = iter(range(len(sketch.slots))), []
+
+    def provide(inst, inputs, attrs, decision):
+        if not is_sampling(inst):
+            return decision
+        index = next(position)
+        if index < len(decided):
+            value = decided[index]
+            return list(value) if isinstance(value, tuple) else value
+        legal = []
+        for candidate in range(-2, 40):
+            trial = sch.copy()
+            trial.sample_compute_location(inputs[0], decision=candidate)
+            if int(trial.trace.decisions[trial.trace.insts[-1]]) == candidate:
+                legal.append(candidate)
+        found.append(tuple(legal))
+        raise _StopReplay
+
+    try:
+        sketch.trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=provide)
+    except Exception:  # noqa: BLE001 - the stop comes back through TVM's FFI
+        pass
+    return found[0]
+
+
+@pytest.mark.parametrize("name", ["conv2d-resnet", "softmax-bert"])
+def test_location_rule_matches_exhaustive_probing(task_spaces, name):
+    _, _, sketches = task_spaces[name]
+    rng = np.random.default_rng(3)
+    checked = 0
+    for proposal in PriorGenerator(probe_locations=True).generate(sketches, 12, rng):
+        sketch = sketches[proposal.sketch_index]
+        for index, slot in enumerate(sketch.slots):
+            if slot.kind == LOCATION:
+                prefix = proposal.decisions[:index]
+                assert sketch.legal_locations(prefix) == _exhaustive_locations(sketch, prefix)
+                checked += 1
+    assert checked >= 12

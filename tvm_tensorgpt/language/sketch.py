@@ -85,6 +85,8 @@ class Sketch:
     blocks: list[BlockInfo]
     # per instruction: (kind, annotation key or (), indices of the random variables it reads)
     instructions: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
+    # whether each location slot's block can be inlined (structural, probed once)
+    _inline: dict[int, bool] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_schedule(cls, mod: IRModule, design_space: Schedule) -> Sketch:
@@ -131,8 +133,8 @@ class Sketch:
     def legal_locations(self, decided: Sequence[Decision]) -> tuple[int, ...]:
         """Legal compute locations of slot ``len(decided)`` given the decisions before it.
 
-        Replays the sketch up to that instruction (TVM drops unit loops and checks each loop, so
-        the set depends on earlier tile sizes) and probes each location there.
+        Replays the sketch up to that instruction (TVM skips loops of extent 1, so the set depends
+        on earlier tile sizes) and reads the set off the live schedule (see ``_legal_locations``).
         """
         target = len(decided)
         if self.slots[target].kind != LOCATION:
@@ -149,7 +151,8 @@ class Sketch:
                 value = decided[index]
                 return list(value) if isinstance(value, tuple) else value
             if index == target:
-                found.append(_legal_locations(sch, inputs[0]))
+                legal, self._inline[target] = _legal_locations(sch, inputs[0], self._inline.get(target))
+                found.append(legal)
                 raise _StopReplay
             return decision
 
@@ -196,7 +199,7 @@ def _analyse(
     elif kind == CATEGORICAL:
         slot = DecisionSlot(CATEGORICAL, name, choices=tuple(int(c) for c in attrs[0]))
     elif kind == LOCATION:
-        slot = DecisionSlot(LOCATION, name, choices=_legal_locations(sch, inputs[0]))
+        slot = DecisionSlot(LOCATION, name, choices=_legal_locations(sch, inputs[0], None)[0])
     else:
         logger.info("sampling instruction %s is not modelled; TVM samples it", name)
         parts = len(decision) if isinstance(decision, (list, tuple, tvm.ir.Array)) else 1
@@ -204,12 +207,14 @@ def _analyse(
     return slot, _plain_decision(slot.kind, decision)
 
 
-def _legal_locations(sch: Schedule, block: Any) -> tuple[int, ...]:
-    """Compute locations TVM accepts for ``block`` now, by probing a copy of the schedule.
+def _legal_locations(sch: Schedule, block: Any, inline: bool | None) -> tuple[tuple[int, ...], bool]:
+    """Compute locations TVM accepts for ``block`` now, and whether inlining is one of them.
 
-    TVM snaps an illegal location to the deepest legal one above it, so probing past the last
-    loop gives the deepest legal index, probing just above that the next one, and so on: one
-    probe per legal location (each probe costs a full legality scan inside TVM).
+    TVM's rule (CollectComputeLocation): root (-1) always, inline (-2) when the block can be
+    inlined, and every loop of the first consumer down to the deepest legal one except loops of
+    extent 1. TVM snaps an illegal location to the deepest legal one above it, so one probe past
+    the last loop finds the deepest; inline legality is structural, so ``inline`` (known from an
+    earlier call) saves its probe. Checked against probing every index in tests.
     """
 
     def probe(index: int) -> int:
@@ -217,17 +222,17 @@ def _legal_locations(sch: Schedule, block: Any) -> tuple[int, ...]:
         trial.sample_compute_location(block, decision=index)
         return int(trial.trace.decisions[trial.trace.insts[-1]])
 
-    legal = []
-    index = _PROBE_BEYOND
-    while True:
-        found = probe(index)
-        legal.append(found)
-        if found <= -1:  # root (-1) is always legal; inline (-2) may be too
-            if found == -1 and probe(-2) == -2:
-                legal.append(-2)
-            break
-        index = found - 1
-    return tuple(sorted(legal))
+    if inline is None:
+        inline = probe(-2) == -2
+    deepest = probe(_PROBE_BEYOND)
+    consumers = sch.get_consumers(block)
+    loops = sch.get_loops(consumers[0]) if len(consumers) else []
+    inner = [i for i in range(min(deepest + 1, len(loops))) if not _is_one(sch.get(loops[i]).extent)]
+    return tuple(([-2] if inline else []) + [-1] + inner), inline
+
+
+def _is_one(extent: Any) -> bool:
+    return isinstance(extent, tvm.tirx.IntImm) and int(extent) == 1
 
 
 def _plain_decision(kind: str, decision: Any) -> Decision:

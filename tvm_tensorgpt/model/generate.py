@@ -22,17 +22,20 @@ class SamplingConfig:
     top_p: float = 0.95
 
 
-def _pick(logits: torch.Tensor, legal: list[int], config: SamplingConfig, rng: torch.Generator) -> int:
-    masked = torch.full_like(logits, float("-inf"))
-    masked[legal] = logits[legal]
+def _pick(logits: torch.Tensor, legal: list[list[int]], config: SamplingConfig, rng: torch.Generator) -> list[int]:
+    """One token per row of ``logits`` (B, V), each restricted to its row of ``legal`` ids."""
+    allowed = torch.zeros_like(logits, dtype=torch.bool)
+    for row, ids in enumerate(legal):
+        allowed[row, ids] = True
+    masked = logits.masked_fill(~allowed, float("-inf"))
     if config.temperature <= 0:
-        return int(masked.argmax())
-    probs = torch.softmax(masked / config.temperature, dim=-1)
+        return masked.argmax(dim=1).tolist()
+    probs = torch.softmax(masked / config.temperature, dim=1)
     if config.top_p < 1.0:
-        ordered, index = probs.sort(descending=True)
-        keep = ordered.cumsum(0) - ordered < config.top_p  # always keeps the most likely token
-        probs = torch.zeros_like(probs).scatter(0, index[keep], ordered[keep])
-    return int(torch.multinomial(probs, 1, generator=rng))
+        ordered, index = probs.sort(dim=1, descending=True)
+        drop = ordered.cumsum(dim=1) - ordered >= config.top_p  # always keeps the most likely token
+        probs = torch.zeros_like(probs).scatter(1, index, ordered.masked_fill(drop, 0.0))
+    return torch.multinomial(probs, 1, generator=rng).squeeze(1).tolist()
 
 
 @torch.no_grad()
@@ -49,7 +52,8 @@ def sample_decisions(
     """One decision set per sketch (repeat a sketch to get several), decoded in one batch.
 
     ``hardware`` is the standardized vector and ``workload`` the workload features (for the
-    experts' router), one row per sketch each; None where the model does not use them.
+    experts' router), one row per sketch each; None where the model does not use them. Rows with
+    the same prompt and conditioning share one prefill (a round usually repeats a few sketches).
     """
     net.eval()
     prompts = [VOCAB.encode(prompt_tokens(s, hardware_tokens)) for s in sketches]
@@ -57,19 +61,29 @@ def sample_decisions(
     width = max(len(p) for p in prompts)
     ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts])
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-    logits, cache = net(ids, mask, hardware, workload=workload)
+    groups: dict[tuple, int] = {}
+    index = []
+    for row, prompt in enumerate(prompts):
+        key = (tuple(prompt),
+               None if hardware is None else hardware[row].numpy().tobytes(),
+               None if workload is None else workload[row].numpy().tobytes())  # fmt: skip
+        index.append(groups.setdefault(key, row))
+    firsts = sorted(set(index))
+    position = {row: i for i, row in enumerate(firsts)}
+    gather = torch.tensor([position[row] for row in index])
+    pick = torch.tensor(firsts)
+    logits, cache = net(ids[pick], mask[pick], None if hardware is None else hardware[pick],
+                        workload=None if workload is None else workload[pick])  # fmt: skip
+    cache.reorder_cache(gather)  # expand the shared prefills to every row
+    last = logits[:, -1][gather]
     seen = mask.sum(dim=1)
-    last = logits[:, -1]
     eos = VOCAB.id("<eos>")
     while not all(state.done for state in states):
-        chosen = []
-        for row, state in zip(last, states):
-            if state.done:
-                chosen.append(eos)
-                continue
-            token = _pick(row, VOCAB.encode(state.legal_tokens()), config, rng)
-            state.step(VOCAB.tokens[token])
-            chosen.append(token)
+        legal = [VOCAB.encode(state.legal_tokens()) if not state.done else [eos] for state in states]
+        chosen = _pick(last, legal, config, rng)
+        for state, token in zip(states, chosen):
+            if not state.done:
+                state.step(VOCAB.tokens[token])
         mask = torch.cat([mask, torch.ones(len(states), 1, dtype=mask.dtype)], dim=1)
         logits, cache = net(torch.tensor(chosen)[:, None], mask, hardware, cache=cache, past_tokens=seen,
                             workload=workload)  # fmt: skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,7 @@ class TaskStats:
     ran: int = 0
     rounds: int = 0
     resumed_records: int = 0
+    generation_s: float = 0.0  # wall time inside Generator.generate
 
 
 @dataclass
@@ -170,7 +172,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         pool: list[tuple[MeasureCandidate, _Pending, int]] = []
         seen_now: set[int] = set()
         for _ in range(4):  # a few tries when duplicates or invalid candidates thin a round out
+            started = time.perf_counter()
             proposals = self.generator.generate(state.sketches, want - len(pool), self.rng)
+            stats.generation_s += time.perf_counter() - started
             for proposal in proposals:
                 stats.generated += 1
                 sketch = state.sketches[proposal.sketch_index]
