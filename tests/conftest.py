@@ -47,3 +47,26 @@ def task_spaces(llvm_target):
         out[name] = (context, spaces, [Sketch.from_schedule(context.mod, s) for s in spaces])
     return out
 
+
+
+def record_lines(work_dir) -> list[str]:
+    """The tuning-record lines of a MetaSchedule JSON database directory."""
+    path = work_dir / "database_tuning_record.json"
+    return [line for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def kill_when_recorded(command: list[str], work_dir, lines: int, timeout: float = 300) -> list[str]:
+    """Start ``command``, SIGKILL its process group once ``work_dir`` holds ``lines`` records; the
+    records it left."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + timeout
+    while len(record_lines(work_dir)) < lines and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return record_lines(work_dir)

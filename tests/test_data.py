@@ -3,15 +3,14 @@
 import gzip
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 from collections import Counter
 
-import pytest
 import tvm
+from conftest import kill_when_recorded, record_lines
 from tvm.s_tir import meta_schedule as ms
 
 from tvm_tensorgpt.cli import main
@@ -55,26 +54,17 @@ def test_network_import_gives_expected_task_kinds():
     assert {t.name for t in tasks} <= committed
 
 
-def _lines(path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
-
-
 def test_collection_resumes_after_kill(tmp_path):
-    records = tmp_path / "host-sse42-1c" / "database_tuning_record.json"
+    directory = tmp_path / "host-sse42-1c"
+    records = directory / "database_tuning_record.json"
     command = [sys.executable, "-m", "tvm_tensorgpt", "collect", "--profile", "host-sse42-1c", "--tasks",
                ",".join(SMALL), "--trials", "12", "--chunk", "6", "--data-dir", str(tmp_path)]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 300
-    while len(_lines(records)) < 4 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    before = _lines(records)
+    before = kill_when_recorded(command, directory, 4)
     assert 4 <= len(before) < 24, "the collection should have been killed part-way"
     with open(records, "a") as f:
         f.write('[0, [[["GetSBlock"')  # a write cut by the kill
     subprocess.run(command, check=True, timeout=600, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    after = _lines(records)
+    after = record_lines(directory)
     assert after[: len(before)] == before  # nothing measured was lost
     counts = records_per_task(open_database(tmp_path / "host-sse42-1c"), [get_task(n) for n in SMALL])
     assert counts == {n: 12 for n in SMALL}  # the re-run measured only what was missing

@@ -1,11 +1,8 @@
 """The tensorgpt strategy in stock MetaSchedule flows, with real builds and measurements."""
 
 import logging
-import os
-import signal
 import subprocess
 import sys
-import time
 
 import tvm
 import tvm_ffi
@@ -14,6 +11,7 @@ from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir import Schedule
 
 import tvm_tensorgpt
+from conftest import kill_when_recorded, record_lines
 from tvm_tensorgpt.workloads import get_workload
 from tvm_tensorgpt.workloads.models import import_model, prepare
 
@@ -156,27 +154,15 @@ ms.tune_tir(get_workload("matmul-128").build(), target, sys.argv[1], max_trials_
 """
 
 
-def _record_lines(work_dir) -> list[str]:
-    path = work_dir / "database_tuning_record.json"
-    return [line for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-
-
 def test_killed_tune_resumes_without_losing_records(tmp_path):
     script = tmp_path / "tune.py"
     script.write_text(RESUME_SCRIPT)
     work_dir = tmp_path / "work"
-    proc = subprocess.Popen([sys.executable, str(script), str(work_dir)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    deadline = time.time() + 240
-    while len(_record_lines(work_dir)) < 8 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    before = _record_lines(work_dir)
+    before = kill_when_recorded([sys.executable, str(script), str(work_dir)], work_dir, 8)
     assert 8 <= len(before) < 24, "the tune should have been killed part-way"
     subprocess.run([sys.executable, str(script), str(work_dir)], check=True, timeout=600,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    after = _record_lines(work_dir)
+    after = record_lines(work_dir)
     assert after[: len(before)] == before  # nothing lost
     assert len(after) == 24  # the re-run measured only what was missing
     database = ms.database.JSONDatabase(work_dir=str(work_dir))
