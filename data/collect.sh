@@ -3,6 +3,7 @@
 # per-task target (--trials), so re-running the script continues where the databases stop.
 # Source profiles round-robin in growing steps, then the held-out reference (Ansor-style:
 # evolutionary search with TVM's default population and XGBoost, 1000 trials per held-out task).
+# REFERENCE=0 skips the reference (sources only); STEPS sets the per-profile totals.
 # Progress: data/records/collect.log. Each command is recorded in its profile's provenance.json.
 set -u
 cd "$(dirname "$0")/.."
@@ -13,6 +14,7 @@ for total in ${STEPS:-1000 2000 3500 5000}; do
     "$PY" -m tvm_tensorgpt collect --profile "$profile" --tasks training --trials 64 --chunk 16 \
       --max-records "$total" --data-dir data/records
   done
+  [ "${REFERENCE:-1}" = 1 ] || continue
   "$PY" -m tvm_tensorgpt collect --profile host-avx2-2c --tasks heldout --trials 1000 --chunk 64 \
     --population 2048 --max-records $((total / 2)) --data-dir data/reference
 done

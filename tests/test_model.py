@@ -1,5 +1,6 @@
 """The generator network: prefix gradients, cached decoding, padding, bad inputs."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -338,3 +339,69 @@ def test_variants_and_their_hardware_prompts():
     assert set(VARIANTS) == {"tensorgpt", "no-hg", "no-routing", "no-wa", "tlm"}
     with pytest.raises(ValueError, match="unknown variant"):
         variant_config("gpt-5")
+
+
+def test_default_and_named_generators(tmp_path, monkeypatch):
+    """strategy="tensorgpt" takes the bundled checkpoint, falls back to the prior without one, and
+    accepts "prior" or a checkpoint folder; anything else is refused with the choices."""
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model import generator as gen
+    from tvm_tensorgpt.model.checkpoint import save_checkpoint
+    from tvm_tensorgpt.plugin.generator import PriorGenerator
+
+    monkeypatch.setattr(gen, "DEFAULT_CHECKPOINT", tmp_path / "not-bundled")
+    assert isinstance(gen.resolve_generator(None), PriorGenerator)
+    assert isinstance(gen.resolve_generator("prior"), PriorGenerator)
+    path = save_checkpoint(tmp_path / "ckpt", _net(), universe_standardizer())
+    monkeypatch.setattr(gen, "DEFAULT_CHECKPOINT", path)
+    default = gen.resolve_generator("default")
+    assert isinstance(default, gen.ModelGenerator) and str(path) in default.describe()
+    assert isinstance(gen.resolve_generator(str(path)), gen.ModelGenerator)
+    with pytest.raises(ValueError, match="'default', 'prior' nor a checkpoint folder"):
+        gen.resolve_generator(str(tmp_path / "nowhere"))
+
+
+def test_half_precision_checkpoint_is_half_the_size(tmp_path):
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.checkpoint import load_checkpoint, save_checkpoint
+
+    net = _net()
+    full = save_checkpoint(tmp_path / "full", net, universe_standardizer())
+    half = save_checkpoint(tmp_path / "half", net, universe_standardizer(), dtype=torch.float16)
+    size = lambda p: (p / "model.safetensors").stat().st_size  # noqa: E731
+    assert size(half) < 0.6 * size(full)
+    loaded, _ = load_checkpoint(half)
+    assert next(loaded.parameters()).dtype == torch.float32
+    ids = torch.randint(7, TINY.vocab_size, (1, 5))
+    hardware = torch.randn(1, 24)
+    with torch.no_grad():
+        assert torch.allclose(net(ids, torch.ones_like(ids), hardware)[0], loaded(ids, torch.ones_like(ids), hardware)[0],
+                              atol=2e-2)  # fmt: skip
+
+
+def test_online_adaptation_learns_from_measurements(task_spaces, llvm_target):
+    """observe() + the next generate(): a few SFT steps make the fastest measured schedule likelier,
+    on a copy (the shared network is untouched); without adaptation nothing is stored."""
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.generator import AdaptConfig, ModelGenerator, _example
+    from tvm_tensorgpt.train.sft import collate, loss_on
+
+    _, _, sketches = task_spaces["matmul-128"]
+    net = _net()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    adapting = ModelGenerator(net, universe_standardizer(), adapt=AdaptConfig(steps=8, lr=1e-2))
+    adapting.prepare(llvm_target)
+    fast, slow = sketches[0], sketches[-1]
+    batch = collate([_example(fast, fast.decisions, 1.0, adapting._vector(), net, adapting.profile)])
+    with torch.no_grad():
+        start = float(loss_on(adapting.net, batch))
+    adapting.observe(fast, fast.decisions, 1e-4)
+    adapting.observe(slow, slow.decisions, None)  # failed: ignored
+    proposals = adapting.generate(sketches, 4, np.random.default_rng(0))
+    assert len(proposals) == 4 and len(adapting.measured) == 1
+    with torch.no_grad():
+        assert float(loss_on(adapting.net, batch)) < 0.75 * start
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+    plain = ModelGenerator(net, universe_standardizer())
+    plain.observe(fast, fast.decisions, 1e-4)
+    assert plain.measured == [] and plain.net is net

@@ -43,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--work-dir", help="MetaSchedule work_dir; re-running with it resumes (default: new temp dir)")
     tune.add_argument("--strategy", default="tensorgpt", choices=STRATEGIES)
     tune.add_argument("--seed", type=int, default=None)
+    tune.add_argument("--generator", default="default",
+                      help="for --strategy tensorgpt: default (the bundled checkpoint) | prior | a checkpoint folder")
     tune.add_argument("--json", action="store_true", help="print one JSON object on stdout (logs go to stderr)")
 
     workloads = sub.add_parser("workloads", help="list built-in workloads, models and network tasks")
@@ -87,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--batch", type=int, default=16)
     train.add_argument("--lr", type=float, default=1e-3)
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--threads", type=int, default=2,
+                       help="torch threads (use 1 while a collection or tuning job runs beside it)")
     train.add_argument("--hidden", type=int, default=256)
     train.add_argument("--layers", type=int, default=4)
 
@@ -280,7 +284,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
-    config = TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed)
+    config = TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed, threads=args.threads)
     try:
         model = variant_config(args.variant, hidden=args.hidden, layers=args.layers,
                                intermediate=args.hidden * 8 // 3)  # fmt: skip
@@ -303,6 +307,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_tune(args: argparse.Namespace) -> dict:
     from .hardware import get_profile
+    from .model.checkpoint import CheckpointError
     from .plugin.target import TargetError, parse_target
     from .plugin.tune import tune_model, tune_module
     from .workloads import get_workload
@@ -319,8 +324,11 @@ def _cmd_tune(args: argparse.Namespace) -> dict:
         raise _UsageError(str(err)) from None
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="tensorgpt-")
     common = dict(target=target, work_dir=work_dir, trials=args.trials, strategy=args.strategy,
-                  per_round=args.per_round, seed=args.seed)  # fmt: skip
-    result = tune_module(mod, **common) if args.workload else tune_model(args.model, **common)
+                  per_round=args.per_round, seed=args.seed, generator=args.generator)  # fmt: skip
+    try:
+        result = tune_module(mod, **common) if args.workload else tune_model(args.model, **common)
+    except CheckpointError as err:
+        raise _UsageError(str(err)) from None
     return {
         "trials": result.trials,
         "generated": result.generated,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
@@ -25,12 +26,16 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be loaded; the message names the file and how to rebuild it."""
 
 
-def save_checkpoint(path: str | Path, net: TensorGPTNetwork, standardizer: Standardizer) -> Path:
+def save_checkpoint(path: str | Path, net: TensorGPTNetwork, standardizer: Standardizer,
+                    dtype: torch.dtype = torch.float32) -> Path:  # fmt: skip
+    """Write the folder; ``dtype=torch.float16`` halves the file (bundled checkpoints; loading
+    always returns float32, so training resumes from float32 folders only)."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     meta = {"model": net.config.to_dict(), "hardware_standardizer": standardizer.to_dict(), "format": 1}
     (path / CONFIG_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
-    state = {k: v.detach().contiguous() for k, v in net.state_dict().items()}
+    state = {k: v.detach().to(dtype).contiguous() if v.is_floating_point() else v.detach().contiguous()
+             for k, v in net.state_dict().items()}  # fmt: skip
     # tied weights share storage; safetensors refuses shared tensors, so store the copies apart
     save_file({k: v.clone() for k, v in state.items()}, str(path / WEIGHTS_FILE))
     return path
@@ -61,7 +66,7 @@ def load_checkpoint(path: str | Path) -> tuple[TensorGPTNetwork, Standardizer]:
     except ValueError as err:
         raise CheckpointError(f"{config_path}: {err}") from None
     try:
-        state = load_file(str(weights_path))
+        state = {k: v.float() if v.is_floating_point() else v for k, v in load_file(str(weights_path)).items()}
     except (SafetensorError, OSError) as err:
         raise CheckpointError(f"checkpoint file {weights_path} is corrupt ({err}); {rebuild}") from None
     net = TensorGPTNetwork(config)

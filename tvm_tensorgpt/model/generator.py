@@ -3,23 +3,52 @@
 It learns the device from the tuning's target (``prepare``): the profile's bucket token goes into
 the prompt and its standardized vector (with the checkpoint's standardization) into the KV prefix.
 Torch runs on one thread: two threads against busy TVM builders were ~20x slower here.
+
+``observe`` feeds online adaptation (``AdaptConfig``): before each round, a few weighted SFT steps
+on the fastest schedules measured so far on this device, so the model leans towards what worked
+on the target it never saw in training.
+
+``default_generator()`` is what ``strategy="tensorgpt"`` uses: the checkpoint bundled in the
+package (``tvm_tensorgpt/model/default/``), or the prior when the package has none.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
+import tvm_ffi
 from tvm.target import Target
 
 from ..hardware import HardwareProfile, profile_from_target
 from ..hardware.vector import Standardizer
-from ..language import DecisionFilter, Sketch
-from ..plugin.generator import Generator, Proposal
+from ..language import VOCAB, Decision, DecisionFilter, Sketch, prompt_tokens, response_tokens
+from ..plugin.generator import Generator, PriorGenerator, Proposal
 from ..workloads.features import workload_features
+from .checkpoint import load_checkpoint
 from .generate import SamplingConfig, sample_decisions
 from .network import TensorGPTNetwork
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
+
+
+@dataclass(frozen=True)
+class AdaptConfig:
+    """Online adaptation from measurements: ``steps`` gradient steps per round (0 = off) on the
+    ``top`` fastest measured schedules, weighted best/latency like the training data. With
+    experts only the experts and router move (the base stays the fallback), else every weight."""
+
+    steps: int = 0
+    top: int = 8
+    lr: float = 1e-4
 
 
 class ModelGenerator(Generator):
@@ -30,22 +59,44 @@ class ModelGenerator(Generator):
         sampling: SamplingConfig = SamplingConfig(),
         filters: Sequence[DecisionFilter] = (),
         batch: int = 64,
+        adapt: AdaptConfig = AdaptConfig(),
     ) -> None:
-        self.net = net.eval()
+        # adaptation changes weights: keep the caller's network (e.g. the shared default) intact
+        self.net = (copy.deepcopy(net) if adapt.steps else net).eval()
         self.standardizer = standardizer
         self.sampling = sampling
         self.filters = tuple(filters)
         self.batch = batch
+        self.adapt = adapt
         self.profile: HardwareProfile | None = None
+        self.measured: list[tuple[int, Sketch, list[Decision], float]] = []  # (task hash, ...)
+        self._fresh = False
+        self._optimizer: torch.optim.Optimizer | None = None
+        self.source = "network"
+
+    def describe(self) -> str:
+        return f"{self.source}" + (f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else "")
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path, **kwargs) -> ModelGenerator:
+        net, standardizer = _load(str(Path(path).resolve()))
+        generator = cls(net, standardizer, **kwargs)
+        generator.source = f"checkpoint {path}"
+        return generator
 
     def prepare(self, target: Target) -> None:
         self.profile = profile_from_target(target)
 
-    def generate(self, sketches: Sequence[Sketch], num: int, rng: np.random.Generator) -> list[Proposal]:
+    def _vector(self) -> torch.Tensor:
         if self.profile is None:
             raise RuntimeError("ModelGenerator.prepare(target) must run before generate")
+        return torch.tensor(self.standardizer(self.profile), dtype=torch.float32)
+
+    def generate(self, sketches: Sequence[Sketch], num: int, rng: np.random.Generator) -> list[Proposal]:
+        vector = self._vector()
         torch.set_num_threads(1)
-        vector = torch.tensor(self.standardizer(self.profile), dtype=torch.float32)
+        if self._fresh and self.adapt.steps:
+            self._adapt(vector)
         generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
         picks = [int(i) for i in rng.integers(len(sketches), size=num)]
         out: list[Proposal] = []
@@ -61,3 +112,83 @@ class ModelGenerator(Generator):
                                          hardware, generator, self.sampling, self.filters, workload)  # fmt: skip
             out += [Proposal(i, d) for i, d in zip(chunk, decisions)]
         return out
+
+    def observe(self, sketch: Sketch, decisions: Sequence[Decision], latency_s: float | None) -> None:
+        if latency_s is not None and self.adapt.steps:
+            task = int(tvm_ffi.structural_hash(sketch.mod))
+            self.measured.append((task, sketch, list(decisions), latency_s))
+            self._fresh = True
+
+    def _adapt(self, vector: torch.Tensor) -> None:
+        """``adapt.steps`` weighted SFT steps on the fastest measurements of each task so far."""
+        from ..train.sft import collate, loss_on
+
+        config = self.net.config
+        best: dict[int, float] = {}
+        for task, _, _, latency in self.measured:
+            best[task] = min(best.get(task, latency), latency)
+        top = sorted(self.measured, key=lambda m: m[3] / best[m[0]])[: self.adapt.top]
+        batch = collate([_example(s, d, best[t] / lat, vector, self.net, self.profile) for t, s, d, lat in top])
+        if self._optimizer is None:
+            params = [p for n, p in self.net.named_parameters() if not config.experts or "lora_" in n or "router" in n]
+            self._optimizer = torch.optim.AdamW(params, lr=self.adapt.lr)
+        params = [p for group in self._optimizer.param_groups for p in group["params"]]
+        self.net.train()
+        for p in self.net.parameters():
+            p.requires_grad_(False)
+        for p in params:
+            p.requires_grad_(True)
+        for _ in range(self.adapt.steps):
+            self._optimizer.zero_grad()
+            loss = loss_on(self.net, batch)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            self._optimizer.step()
+        self.net.eval()
+        self._fresh = False
+
+
+def _example(sketch: Sketch, decisions: list[Decision], weight: float, vector: torch.Tensor,
+             net: TensorGPTNetwork, profile: HardwareProfile | None):  # fmt: skip
+    from ..train.sft import Example
+
+    assert profile is not None
+    config = net.config
+    workload = tuple(float(x) for x in workload_features(sketch.mod)) if config.experts else None
+    return Example(VOCAB.encode(prompt_tokens(sketch, config.hardware_tokens(profile))),
+                   VOCAB.encode(response_tokens(sketch, decisions)),
+                   tuple(float(x) for x in vector), weight, workload)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str) -> tuple[TensorGPTNetwork, Standardizer]:
+    """Checkpoints are loaded once per process (generators that adapt take a copy)."""
+    return load_checkpoint(path)
+
+
+def has_default_checkpoint() -> bool:
+    return (DEFAULT_CHECKPOINT / "model.safetensors").exists()
+
+
+def default_generator(adapt: AdaptConfig = AdaptConfig()) -> Generator:
+    """The bundled checkpoint's generator, or the prior (with a warning) when none is bundled."""
+    if not has_default_checkpoint():
+        logger.warning("TensorGPT: no bundled checkpoint in %s; proposing from the prior (uniform legal "
+                       "decisions). Rebuild it as docs/model.md says.", DEFAULT_CHECKPOINT)  # fmt: skip
+        return PriorGenerator()
+    return ModelGenerator.from_checkpoint(DEFAULT_CHECKPOINT, adapt=adapt)
+
+
+def resolve_generator(spec: Generator | str | Path | None) -> Generator:
+    """``None``/"default" → the bundled checkpoint; "prior" → uniform legal sampling; a path → that
+    checkpoint folder; a ``Generator`` is used as is."""
+    if isinstance(spec, Generator):
+        return spec
+    if spec is None or spec == "default":
+        return default_generator()
+    if spec == "prior":
+        return PriorGenerator()
+    path = Path(spec)
+    if not path.is_dir():
+        raise ValueError(f"generator {spec!r} is neither 'default', 'prior' nor a checkpoint folder")
+    return ModelGenerator.from_checkpoint(path)

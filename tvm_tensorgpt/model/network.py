@@ -177,4 +177,4 @@ class TensorGPTNetwork(nn.Module):
             cache=cache,
             use_cache=True,
         )
-        return out.logits, out.past_key_values
+        return out.logits, out.cache

@@ -39,6 +39,10 @@ class Generator(ABC):
     def observe(self, sketch: Sketch, decisions: Sequence[Decision], latency_s: float | None) -> None:
         """A measured result (None = failed to build or run), for online adaptation."""
 
+    def describe(self) -> str:
+        """What proposes (shown in tuning results)."""
+        return type(self).__name__
+
 
 class PriorGenerator(Generator):
     """Uniform over legal tokens at every step, sketches chosen uniformly.
@@ -51,6 +55,9 @@ class PriorGenerator(Generator):
     def __init__(self, filters: Sequence[DecisionFilter] = (), probe_locations: bool = False) -> None:
         self.filters = tuple(filters)
         self.probe_locations = probe_locations
+
+    def describe(self) -> str:
+        return "prior"
 
     def sample(self, sketch: Sketch, rng: np.random.Generator) -> list[Decision]:
         state = DecodingState(sketch, self.filters, tvm_locations=not self.probe_locations)

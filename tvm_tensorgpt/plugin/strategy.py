@@ -28,7 +28,7 @@ from tvm.s_tir.meta_schedule.runner import RunnerResult
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy, SearchStrategy
 
 from ..language import Decision, Sketch
-from .generator import Generator, PriorGenerator
+from .generator import Generator
 from .space import resolved_postprocs
 
 if TYPE_CHECKING:
@@ -117,16 +117,20 @@ class TensorGPTSearchStrategy(PySearchStrategy):
 
     Parameters
     ----------
-    generator : Generator | None
-        Proposes decision sets; ``PriorGenerator()`` when None.
+    generator : Generator | str | None
+        Proposes decision sets: a ``Generator``, "default" or None (the bundled checkpoint),
+        "prior" (uniform legal decisions) or a checkpoint folder.
     oversample : int
         With a cost model, propose this many times the round size and keep the best-ranked.
     stats : TuningStats | None
         Counters shared with clones, so callers can read them after tuning.
     """
 
-    def __init__(self, generator: Generator | None = None, oversample: int = 2, stats: TuningStats | None = None) -> None:
-        self.generator = generator if generator is not None else PriorGenerator()
+    def __init__(self, generator: Generator | str | None = None, oversample: int = 2,
+                 stats: TuningStats | None = None) -> None:  # fmt: skip
+        from ..model.generator import resolve_generator  # the model imports this package
+
+        self.generator = resolve_generator(generator)
         self.oversample = max(1, int(oversample))
         self.stats = stats if stats is not None else TuningStats()
         self.context: TuneContext | None = None

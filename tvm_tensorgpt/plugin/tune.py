@@ -101,11 +101,13 @@ def _tune(
     seed: int | None,
     workloads: dict[str, IRModule],
     run: Callable[..., ms.database.Database],
+    generator: Any = None,
 ) -> tuple[TuneResult, ms.database.Database]:
     """Run ``run(**MetaSchedule keyword arguments)`` with the plugin's defaults and summarise it."""
     target, runner, profile = _resolve(where)
     load_tensor_intrinsics(target)
     stats = TuningStats()
+    search = TensorGPTSearchStrategy(generator, stats=stats) if strategy == "tensorgpt" else strategy
     start = time.perf_counter()
     database = run(
         target=target,
@@ -114,7 +116,7 @@ def _tune(
         num_trials_per_iter=per_round,
         builder=local_builder(max_workers=_cores(target)),
         runner=runner,
-        strategy=TensorGPTSearchStrategy(stats=stats) if strategy == "tensorgpt" else strategy,
+        strategy=search,
         space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
         seed=seed,
     )
@@ -122,6 +124,9 @@ def _tune(
     total, valid, best = _summarise(database, workloads)
     totals = stats.total()
     latencies = [v for v in best.values() if v is not None]
+    extra = {}
+    if isinstance(search, TensorGPTSearchStrategy):
+        extra = {"generator": search.generator.describe(), "generation_s": round(totals.generation_s, 3)}
     result = TuneResult(
         work_dir=work_dir,
         strategy=strategy,
@@ -134,6 +139,7 @@ def _tune(
         best_us=min(latencies) if latencies else None,
         wall_s=wall,
         tasks=best,
+        extra=extra,
     )
     return result, database
 
@@ -146,16 +152,19 @@ def tune_module(
     strategy: str = "tensorgpt",
     per_round: int = 16,
     seed: int | None = None,
+    generator: Any = None,
 ) -> TuneResult:
     """Tune a TIR module (one workload) with MetaSchedule's ``tune_tir``.
 
-    ``target`` is a target spec (see ``parse_target``) or a ``HardwareProfile``.
+    ``target`` is a target spec (see ``parse_target``) or a ``HardwareProfile``; ``generator``
+    (for strategy "tensorgpt") is a ``Generator``, "default" (bundled checkpoint), "prior" or a
+    checkpoint folder.
     """
 
     def run(**kwargs: Any) -> ms.database.Database:
         return ms.tune_tir(mod, num_tuning_cores=_cores(kwargs["target"]), **kwargs)
 
-    result, _ = _tune(target, work_dir, trials, strategy, per_round, seed, {"main": mod}, run)
+    result, _ = _tune(target, work_dir, trials, strategy, per_round, seed, {"main": mod}, run, generator)
     return result
 
 
@@ -181,6 +190,7 @@ def tune_model(
     strategy: str = "tensorgpt",
     per_round: int = 16,
     seed: int | None = None,
+    generator: Any = None,
 ) -> TuneResult:
     """Tune a built-in PyTorch model through relax, then compile it with the database and time it.
 
@@ -198,11 +208,11 @@ def tune_model(
         return ms.relax_integration.tune_relax(prepared, params={}, **kwargs)
 
     workloads = {t.task_name: t.dispatched[0] for t in tasks}
-    result, database = _tune(where, work_dir, trials, strategy, per_round, seed, workloads, run)
+    result, database = _tune(where, work_dir, trials, strategy, per_round, seed, workloads, run, generator)
     inputs = [x.numpy() for x in example]
     tuned_exe, replaced = apply_database(raw, target, database)
     untuned_us = time_executable(tvm.compile(prepared, target=target), inputs)
     result.best_us = time_executable(tuned_exe, inputs)
-    result.extra = {"model": name, "untuned_us": untuned_us, "tuned_us": result.best_us,
+    result.extra |= {"model": name, "untuned_us": untuned_us, "tuned_us": result.best_us,
                     "kernels_replaced": replaced}  # fmt: skip
     return result

@@ -107,7 +107,7 @@ def _fit(net: TensorGPTNetwork, examples: list[Example], params: list[torch.nn.P
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()
-            total += float(loss)
+            total += loss.item()
             bar.set_postfix(loss=f"{total / i:.4f}", refresh=False)
         history.append({"stage": label, "epoch": epoch + 1, "train_loss": total / max(1, len(batches)),
                         "valid_loss": evaluate(net, valid, config.batch, gates)})  # fmt: skip
