@@ -205,6 +205,13 @@ def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
     net, _ = load_checkpoint(out)
     assert net.config.hidden == 32
     assert main(["train", "--out", str(tmp_path / "x"), "--data-dir", str(data), "--profiles", "host-avx2-2c"]) == 2
+    # bundling: float16 weights, the training history in provenance.json, loads like the source
+    assert main(["bundle", str(out), "--out", str(tmp_path / "bundled"), "--note", "test"]) == 0
+    provenance = json.loads((tmp_path / "bundled" / "provenance.json").read_text())
+    assert provenance["note"] == "test" and provenance["training"][str(out)]["epochs_done"] == 2
+    assert provenance["bytes"] < 0.6 * (out / "model.safetensors").stat().st_size
+    assert load_checkpoint(tmp_path / "bundled")[0].config == net.config
+    assert main(["bundle", str(tmp_path / "x"), "--out", str(tmp_path / "y")]) == 2  # not a checkpoint
 
 
 EXPERTS = ModelConfig(**{**TINY.to_dict(), "experts": ("host-avx2-1c", "host-sse42-2c", "host-sse42-1c")})
@@ -324,6 +331,41 @@ def test_expert_and_router_stages(tmp_path):
     assert any(".host-avx2-1c." in n for n in moved) and any(".host-sse42-1c." in n for n in moved)
     again = train_experts(by_profile, base, tmp_path / "experts", config)  # finished stages are kept
     assert again["history"] == state["history"]
+    # the routing ablations reuse these experts: w/o WA trains a hardware-only router, w/o routing none
+    no_wa = train_experts(by_profile, tmp_path / "experts", tmp_path / "no-wa", config, workload_aware=False)
+    assert [row["stage"] for row in no_wa["history"]] == ["router"]
+    uniform = train_experts(by_profile, tmp_path / "experts", tmp_path / "no-routing", config, routing="uniform")
+    assert uniform["history"] == []
+    for folder, router_inputs in (("no-wa", 24), ("no-routing", None)):
+        ablated, _ = load_checkpoint(tmp_path / folder)
+        assert (ablated.router.mlp[0].in_features if ablated.router else None) == router_inputs
+        lora = {n: p for n, p in ablated.named_parameters() if "lora_" in n}
+        assert lora and all(torch.equal(p, dict(net.named_parameters())[n]) for n, p in lora.items())
+    with pytest.raises(ValueError, match="has experts"):
+        train_experts({"host-avx2-1c": examples(0)}, tmp_path / "experts", tmp_path / "bad", config)
+
+
+def test_continued_training_starts_from_a_checkpoint(tmp_path):
+    """TLM-CT: train(init=TLM) continues the TLM weights; another variant's checkpoint is refused."""
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.checkpoint import load_checkpoint, save_checkpoint
+    from tvm_tensorgpt.train.sft import Example
+    from tvm_tensorgpt.train.trainer import TrainConfig, train
+
+    tlm_config = ModelConfig(**{**TINY.to_dict(), "hardware_grounding": False, "hardware_prompt": "target"})
+    tlm = TensorGPTNetwork(tlm_config)
+    save_checkpoint(tmp_path / "tlm", tlm, universe_standardizer())
+    examples = [Example([1, 3, 7], [9, 10, 2])] * 8
+    state = train(examples, tmp_path / "tlm-ct", tlm_config, TrainConfig(epochs=1, batch=4, threads=1), tmp_path / "tlm")
+    assert state["init"] == str(tmp_path / "tlm") and state["epochs_done"] == 1
+    continued, _ = load_checkpoint(tmp_path / "tlm-ct")
+    embed = lambda n: n.lm.get_input_embeddings().weight  # noqa: E731
+    assert not torch.equal(embed(continued), embed(tlm))
+    fresh = TensorGPTNetwork(tlm_config)  # two small steps from TLM, far from a new initialisation
+    assert (embed(continued) - embed(tlm)).abs().mean() < 0.2 * (embed(fresh) - embed(tlm)).abs().mean()
+    save_checkpoint(tmp_path / "tensorgpt", _net(), universe_standardizer())
+    with pytest.raises(ValueError, match="same variant"):
+        train(examples, tmp_path / "bad", tlm_config, TrainConfig(epochs=1, batch=4, threads=1), tmp_path / "tensorgpt")
 
 
 def test_variants_and_their_hardware_prompts():

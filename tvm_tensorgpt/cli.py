@@ -80,7 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--out", required=True, help="checkpoint folder (re-running resumes)")
     train.add_argument("--stage", choices=("base", "experts"), default="base",
                        help="base: the whole network; experts: one LoRA expert per profile, then the router")
-    train.add_argument("--base", help="the base checkpoint (for --stage experts)")
+    train.add_argument("--base", help="for --stage experts: a base checkpoint, or an experts checkpoint "
+                       "whose experts are kept (only the router is trained: the routing ablations)")
+    train.add_argument("--init", help="for --stage base: continue from this checkpoint (TLM-CT)")
     train.add_argument("--variant", default="tensorgpt",
                        help="tensorgpt | no-hg | no-routing | no-wa | tlm (the benchmark's rows)")
     train.add_argument("--data-dir", default="data/records")
@@ -94,6 +96,10 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--hidden", type=int, default=256)
     train.add_argument("--layers", type=int, default=4)
 
+    bundle = sub.add_parser("bundle", help="ship a trained checkpoint as the package's default (float16)")
+    bundle.add_argument("checkpoint", help="a trained checkpoint folder (e.g. from `train --stage experts`)")
+    bundle.add_argument("--out", help="destination (default: the package's tvm_tensorgpt/model/default)")
+    bundle.add_argument("--note", default="", help="free text for provenance.json (e.g. the data commit)")
     devices = sub.add_parser("devices", help="hardware profiles and their 24-D vectors")
     devices.add_argument("--json", action="store_true", help="a JSON list: name, bucket, kind, target, raw, vector")
     devices.add_argument("--file", action="append", default=[], help="also load a device JSON/TOML file")
@@ -297,11 +303,28 @@ def _cmd_train(args: argparse.Namespace) -> int:
             state = train_experts(by_profile, args.base, args.out, config, model.routing, model.workload_aware)
         else:
             by_profile = load_examples(args.data_dir, model, profiles)
-            state = train([e for rows in by_profile.values() for e in rows], args.out, model, config)
+            state = train([e for rows in by_profile.values() for e in rows], args.out, model, config, args.init)
     except (ValueError, FileNotFoundError) as err:
         raise _UsageError(str(err)) from None
     last = state["history"][-1] if state["history"] else {}
     print(f"{args.out}: trained ({args.stage}); last {last}")
+    return 0
+
+
+def _cmd_bundle(args: argparse.Namespace) -> int:
+    import datetime
+
+    from .model.checkpoint import CheckpointError, bundle_checkpoint
+    from .model.generator import DEFAULT_CHECKPOINT
+
+    provenance = {"date": datetime.date.today().isoformat(), "command": " ".join(["tensorgpt", *sys.argv[1:]]),
+                  "note": args.note}  # fmt: skip
+    try:
+        dest = bundle_checkpoint(args.checkpoint, args.out or DEFAULT_CHECKPOINT, provenance)
+    except CheckpointError as err:
+        raise _UsageError(str(err)) from None
+    size = (dest / "model.safetensors").stat().st_size / 2**20
+    print(f"{dest}: bundled {args.checkpoint} ({size:.1f} MiB)")
     return 0
 
 
@@ -373,6 +396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_data(args)
         if args.command == "train":
             return _cmd_train(args)
+        if args.command == "bundle":
+            return _cmd_bundle(args)
         if args.json:
             # stdout carries only the JSON object; MetaSchedule's summary and logs go to stderr
             with contextlib.redirect_stdout(sys.stderr):

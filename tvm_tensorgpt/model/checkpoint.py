@@ -76,3 +76,22 @@ def load_checkpoint(path: str | Path) -> tuple[TensorGPTNetwork, Standardizer]:
             f"{weights_path} does not match its config (missing {missing[:3]}, unexpected {unexpected[:3]}); {rebuild}"
         )
     return net.eval(), standardizer
+
+
+def bundle_checkpoint(source: str | Path, dest: str | Path, provenance: dict) -> Path:
+    """Write ``source`` as a shippable checkpoint: float16 weights (half the size; loads as float32),
+    its config, and ``provenance.json`` (``provenance`` plus the training histories of ``source``
+    and of the base it was built on)."""
+    source = Path(source)
+    net, standardizer = load_checkpoint(source)
+    dest = save_checkpoint(dest, net, standardizer, dtype=torch.float16)
+    history = {}
+    for folder in (source, Path(json.loads((source / "training.json").read_text()).get("base", source))
+                   if (source / "training.json").exists() else source):  # fmt: skip
+        state = folder / "training.json"
+        if state.exists():
+            history[str(folder)] = json.loads(state.read_text(encoding="utf-8"))
+    meta = {**provenance, "source": str(source), "parameters": sum(p.numel() for p in net.parameters()),
+            "bytes": (dest / WEIGHTS_FILE).stat().st_size, "training": history}  # fmt: skip
+    (dest / "provenance.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    return dest

@@ -112,6 +112,12 @@ class TensorGPTNetwork(nn.Module):
                 for index, name in enumerate(names):
                     module.lora_B[name].register_forward_hook(functools.partial(self._gate, index))
 
+    def reroute(self, routing: str, workload_aware: bool) -> None:
+        """Keep the trained experts, replace the router (the "w/o routing" / "w/o WA" ablations
+        reuse one experts stage and differ only here)."""
+        self.config = dataclasses.replace(self.config, routing=routing, workload_aware=workload_aware)
+        self.router = Router(self.config) if routing == "learned" else None
+
     def _gate(self, index: int, module: nn.Module, inputs: object, output: torch.Tensor) -> torch.Tensor:
         gates = self._gates
         assert gates is not None, "expert gates are set by forward()"

@@ -117,8 +117,11 @@ def _fit(net: TensorGPTNetwork, examples: list[Example], params: list[torch.nn.P
 
 
 def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelConfig(),
-          config: TrainConfig = TrainConfig()) -> dict:  # fmt: skip
-    """Base stage: every parameter on every source profile's examples; one checkpoint per epoch."""
+          config: TrainConfig = TrainConfig(), init: str | Path | None = None) -> dict:  # fmt: skip
+    """Base stage: every parameter on every source profile's examples; one checkpoint per epoch.
+
+    ``init`` starts from a trained checkpoint of the same config instead of random weights (TLM-CT:
+    TLM trained further on the data TensorGPT uses)."""
     if not examples:
         raise ValueError("no training examples: collect data first (`tensorgpt collect`, docs/data.md)")
     out = Path(out)
@@ -129,6 +132,13 @@ def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelCo
         net, standardizer = load_checkpoint(out)
         state = json.loads(state_path.read_text())
         logger.info("resuming %s after epoch %d", out, state["epochs_done"])
+    elif init is not None:  # continued training (TLM-CT): the same network, more epochs
+        net, standardizer = load_checkpoint(init)
+        if dataclasses.replace(net.config, experts=()) != model or net.config.experts:
+            raise ValueError(f"{init} is not a {model.hardware_prompt}-prompt base checkpoint of this size; "
+                             "continue a checkpoint of the same variant")  # fmt: skip
+        state = {"epochs_done": 0, "history": [], "train": asdict(config), "examples": len(examples),
+                 "init": str(init)}  # fmt: skip
     else:
         net, standardizer = TensorGPTNetwork(model), universe_standardizer()
         state = {"epochs_done": 0, "history": [], "train": asdict(config), "examples": len(examples)}
@@ -162,11 +172,16 @@ def train_experts(by_profile: dict[str, list[Example]], base: str | Path, out: s
         state = json.loads(state_path.read_text())
     else:
         net, standardizer = load_checkpoint(base)
-        if net.config.experts:
-            raise ValueError(f"{base} already has experts; give the base checkpoint")
-        net.config = dataclasses.replace(net.config, routing=routing, workload_aware=workload_aware)
-        net.add_experts(names)
         state = {"done": [], "history": [], "train": asdict(config), "base": str(base)}
+        if net.config.experts:  # an experts checkpoint: keep its experts, train a new router
+            if tuple(sorted(net.config.experts)) != names:
+                raise ValueError(f"{base} has experts {list(net.config.experts)}, the data has profiles "
+                                 f"{list(names)}; give a base checkpoint or matching data")  # fmt: skip
+            net.reroute(routing, workload_aware)
+            state["done"] = list(names)
+        else:
+            net.config = dataclasses.replace(net.config, routing=routing, workload_aware=workload_aware)
+            net.add_experts(names)
     for index, name in enumerate(names):
         if name in state["done"]:
             continue
@@ -180,6 +195,6 @@ def train_experts(by_profile: dict[str, list[Example]], base: str | Path, out: s
         everything = [e for name in names for e in by_profile[name]]
         state["history"] += _fit(net, everything, list(net.router.parameters()), config, "router")
         state["done"].append("router")
-        save_checkpoint(out, net, standardizer)
-        state_path.write_text(json.dumps(state, indent=1))
+    save_checkpoint(out, net, standardizer)
+    state_path.write_text(json.dumps(state, indent=1))
     return state
