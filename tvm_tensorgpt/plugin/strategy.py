@@ -24,6 +24,7 @@ import tvm_ffi
 from tvm.ir.utils import derived_object
 from tvm.s_tir import Schedule
 from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+from tvm.s_tir.meta_schedule.profiler import Profiler
 from tvm.s_tir.meta_schedule.runner import RunnerResult
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy, SearchStrategy
 
@@ -177,22 +178,11 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         seen_now: set[int] = set()
         for _ in range(4):  # a few tries when duplicates or invalid candidates thin a round out
             started = time.perf_counter()
-            proposals = self.generator.generate(state.sketches, want - len(pool), self.rng)
+            with Profiler.timeit("TensorGPT/Generate"):
+                proposals = self.generator.generate(state.sketches, want - len(pool), self.rng)
             stats.generation_s += time.perf_counter() - started
-            for proposal in proposals:
-                stats.generated += 1
-                sketch = state.sketches[proposal.sketch_index]
-                sch = self._realise(sketch, proposal.decisions, self._seed())
-                if sch is None:
-                    continue
-                stats.valid += 1
-                key = int(tvm_ffi.structural_hash(sch.mod))
-                if key in state.measured or key in seen_now:
-                    stats.duplicates += 1
-                    continue
-                seen_now.add(key)
-                candidate = MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True))
-                pool.append((candidate, _Pending(sketch, proposal.decisions), key))
+            with Profiler.timeit("TensorGPT/Postprocess"):
+                self._validate(proposals, state, stats, pool, seen_now)
             if len(pool) >= want:
                 break
         if not pool:
@@ -299,10 +289,28 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             return None
         return sch
 
+    def _validate(self, proposals: list, state: _TaskState, stats: TaskStats, pool: list, seen_now: set[int]) -> None:
+        """Apply each proposal to its sketch and the postprocessors; keep new valid schedules."""
+        for proposal in proposals:
+            stats.generated += 1
+            sketch = state.sketches[proposal.sketch_index]
+            sch = self._realise(sketch, proposal.decisions, self._seed())
+            if sch is None:
+                continue
+            stats.valid += 1
+            key = int(tvm_ffi.structural_hash(sch.mod))
+            if key in state.measured or key in seen_now:
+                stats.duplicates += 1
+                continue
+            seen_now.add(key)
+            candidate = MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True))
+            pool.append((candidate, _Pending(sketch, proposal.decisions), key))
+
     @staticmethod
     def _rank(context: "TuneContext", state: _TaskState, pool: list) -> list:
         if state.cost_model is None or len(pool) <= 1:
             return pool
-        scores = np.asarray(state.cost_model.predict(context, [c for c, _, _ in pool]), dtype=float)
+        with Profiler.timeit("TensorGPT/CostModel"):
+            scores = np.asarray(state.cost_model.predict(context, [c for c, _, _ in pool]), dtype=float)
         order = np.argsort(-scores, kind="stable")
         return [pool[i] for i in order]
