@@ -126,7 +126,8 @@ def _tune(
     latencies = [v for v in best.values() if v is not None]
     extra = {}
     if isinstance(search, TensorGPTSearchStrategy):
-        extra = {"generator": search.generator.describe(), "generation_s": round(totals.generation_s, 3)}
+        extra = {"generator": search.generator.describe(), "generation_s": round(totals.generation_s, 3),
+                 "built": totals.built, "ran": totals.ran, "duplicates": totals.duplicates}  # fmt: skip
     result = TuneResult(
         work_dir=work_dir,
         strategy=strategy,

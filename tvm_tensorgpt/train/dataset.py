@@ -56,11 +56,13 @@ def examples_from_database(
     standardizer: Standardizer | None,
     hardware_tokens: Sequence[str] | None = None,
     exclude: Iterable[IRModule] = (),
+    limit: int | None = None,
 ) -> tuple[list[Example], RecordStats]:
     """Examples from every record of ``database`` (one profile's measurements).
 
     ``hardware_tokens`` default to the profile's bucket; ``standardizer`` None leaves the hardware
-    vector out (no KV prefix); ``exclude`` are workloads never to train on (held-out tasks).
+    vector out (no KV prefix); ``exclude`` are workloads never to train on (held-out tasks);
+    ``limit`` reads only the first records (quick runs).
     """
     import tvm_ffi
 
@@ -72,7 +74,7 @@ def examples_from_database(
     grouped: dict[tuple[int, ...], list[tuple[list[int], float]]] = {}
     sketch_cache: dict[int, list[tuple[list, Sketch]]] = {}
     features: dict[int, tuple[float, ...]] = {}
-    for record in database.get_all_tuning_records():
+    for record in list(database.get_all_tuning_records())[:limit]:
         stats.records += 1
         mod = record.workload.mod
         if any(tvm_ffi.structural_equal(mod, other) for other in excluded):

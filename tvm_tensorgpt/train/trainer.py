@@ -41,10 +41,11 @@ class TrainConfig:
     threads: int = 2
 
 
-def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] | None = None
-                  ) -> dict[str, list[Example]]:  # fmt: skip
+def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] | None = None,
+                  limit: int | None = None) -> dict[str, list[Example]]:  # fmt: skip
     """Examples per source profile from its database (never the held-out profile or tasks), with
-    the prompt's hardware section the model expects (bucket or target string)."""
+    the prompt's hardware section the model expects (bucket or target string); ``limit``: only
+    each database's first records."""
     standardizer = universe_standardizer()
     exclude = [t.mod for t in heldout_tasks()]
     out: dict[str, list[Example]] = {}
@@ -55,7 +56,7 @@ def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] 
             raise ValueError(f"{HELDOUT_HOST} is held out: it never provides training data")
         profile = get_profile(name)
         examples, stats = examples_from_database(open_database(root / name), profile, standardizer,
-                                                 model.hardware_tokens(profile), exclude)  # fmt: skip
+                                                 model.hardware_tokens(profile), exclude, limit)  # fmt: skip
         logger.info("%s: %s", name, stats)
         out[name] = examples
     return out

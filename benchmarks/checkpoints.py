@@ -1,0 +1,130 @@
+"""The checkpoint of every generating method in the benchmark, trained with one recipe.
+
+    python benchmarks/checkpoints.py METHOD [--data-dir data/records] [--out benchmarks/checkpoints]
+
+What each method is (all trained on the same source records, held-out tasks and profile excluded):
+
+- ``tensorgpt``: base (bucket token + KV prefix) → one LoRA expert per source profile → router
+  over hardware and workload features. The bundled default is this, trained with ``RECIPE``.
+- ``no-routing`` / ``no-wa``: TensorGPT's experts kept, router replaced by uniform gates / by a
+  router that sees the hardware only (retrained).
+- ``tlm``: a base with the target string's tokens as its hardware prompt, no prefix, no experts.
+- ``tlm-ct``: ``tlm`` trained ``ct_epochs`` more on the same data (the data TensorGPT's extra
+  stages use), so it sees as much training as TensorGPT.
+- ``no-hg``: ``tlm``'s base (no bucket, no prefix) with experts and router as TensorGPT.
+
+Every step resumes (the trainer's own resume) and a finished folder is reused as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Recipe:
+    base_epochs: int = 3
+    expert_epochs: int = 1
+    ct_epochs: int = 1
+    hidden: int = 256
+    layers: int = 4
+    limit: int | None = None  # records read per source profile (None: all)
+    threads: int = 1
+
+
+RECIPE = Recipe()
+QUICK = Recipe(base_epochs=1, expert_epochs=1, ct_epochs=1, hidden=32, layers=1, limit=24)
+
+
+@lru_cache(maxsize=4)
+def _examples(data_dir: str, prompt: str, recipe: Recipe):
+    from tvm_tensorgpt.model.config import variant_config
+    from tvm_tensorgpt.train.trainer import load_examples
+
+    return load_examples(data_dir, variant_config("tensorgpt" if prompt == "bucket" else "tlm"), limit=recipe.limit)
+
+
+def _finished(folder: Path, stages: int | list[str]) -> bool:
+    state = folder / "training.json"
+    if not state.exists() or not (folder / "model.safetensors").exists():
+        return False
+    state = json.loads(state.read_text(encoding="utf-8"))
+    if isinstance(stages, int):
+        return state.get("epochs_done", 0) >= stages
+    return all(s in state.get("done", []) for s in stages)
+
+
+def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[str, Path] | None = None) -> Path:
+    """Train (or reuse) ``method``'s checkpoint under ``root``; ``sources`` maps methods to existing
+    folders used instead (e.g. ``tensorgpt`` → the bundled default)."""
+    from tvm_tensorgpt.model.config import variant_config
+    from tvm_tensorgpt.train.trainer import TrainConfig, train, train_experts
+
+    sources = sources or {}
+    if method in sources:
+        return sources[method]
+    folder = root / method
+    sizes = {"hidden": recipe.hidden, "layers": recipe.layers, "intermediate": recipe.hidden * 8 // 3}
+    config = TrainConfig(epochs=recipe.base_epochs, threads=recipe.threads)
+    experts = TrainConfig(epochs=recipe.expert_epochs, threads=recipe.threads)
+    if method in ("tensorgpt-base", "tlm"):
+        if not _finished(folder, recipe.base_epochs):
+            prompt = "bucket" if method == "tensorgpt-base" else "target"
+            examples = [e for rows in _examples(data_dir, prompt, recipe).values() for e in rows]
+            train(examples, folder, variant_config("tensorgpt" if prompt == "bucket" else "tlm", **sizes), config)
+    elif method == "tlm-ct":
+        if not _finished(folder, recipe.ct_epochs):
+            init = build("tlm", root, data_dir, recipe, sources)
+            examples = [e for rows in _examples(data_dir, "target", recipe).values() for e in rows]
+            ct = TrainConfig(epochs=recipe.ct_epochs, threads=recipe.threads, seed=1)
+            train(examples, folder, variant_config("tlm", **sizes), ct, init)
+    elif method in ("tensorgpt", "no-hg", "no-routing", "no-wa"):
+        base = {"tensorgpt": "tensorgpt-base", "no-hg": "tlm"}.get(method, "tensorgpt")
+        by_profile = _examples(data_dir, "target" if method == "no-hg" else "bucket", recipe)
+        if not _finished(folder, [*sorted(by_profile), *([] if method == "no-routing" else ["router"])]):
+            train_experts(by_profile, build(base, root, data_dir, recipe, sources), folder, experts,
+                          routing="uniform" if method == "no-routing" else "learned",
+                          workload_aware=method != "no-wa")  # fmt: skip
+    else:
+        raise ValueError(f"no checkpoint recipe for {method!r}")
+    return folder
+
+
+def checkpoint_for(method: str, root: str | Path, data_dir: str, quick: bool) -> Path:
+    """The folder ``method`` tunes with: tiny ones trained on the fly with ``--quick``; otherwise
+    the bundled default for ``tensorgpt`` and ``RECIPE`` checkpoints derived from it."""
+    from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT, has_default_checkpoint
+
+    if quick:
+        return build(method, Path(root) / "quick", data_dir, QUICK)
+    if not has_default_checkpoint():
+        raise SystemExit(f"no bundled checkpoint in {DEFAULT_CHECKPOINT}: build it first (docs/model.md)")
+    return build(method, Path(root), data_dir, RECIPE, {"tensorgpt": DEFAULT_CHECKPOINT})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("method", help="tensorgpt | tensorgpt-base | tlm | tlm-ct | no-hg | no-routing | no-wa")
+    parser.add_argument("--data-dir", default=str(HERE.parent / "data" / "records"))
+    parser.add_argument("--out", default=str(HERE / "checkpoints"))
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--from-bundled", action="store_true",
+                        help="derive the ablations from the bundled default instead of training tensorgpt")
+    args = parser.parse_args()
+    recipe = Recipe(threads=args.threads)
+    sources = {}
+    if args.from_bundled:
+        from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT
+
+        sources["tensorgpt"] = DEFAULT_CHECKPOINT
+    print(build(args.method, Path(args.out), args.data_dir, recipe, sources))
+
+
+if __name__ == "__main__":
+    main()

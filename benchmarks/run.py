@@ -1,0 +1,255 @@
+"""Ansor, TLM, TLM-CT, TensorGPT and its ablations in one harness.
+
+    python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|networks|gemm]
+        [--profile host-avx2-2c] [--trials 64] [--ansor-trials 1000] [--out benchmarks/results/run]
+        [--quick] [--json]
+
+Every method tunes the same tasks with the same builder, runner (pinned to the profile's cores),
+per-round size and seed, each cell (method, task) in a fresh work_dir. One run per cell at the
+largest budget; the budgets 16/32/... are its prefixes (best latency after k trials: the curve).
+Cells finished before are skipped (``results.jsonl`` is appended per cell), so a killed run
+resumes. ``--quick``: two small held-out tasks, 4 trials, tiny checkpoints trained on the fly —
+the smoke test of the harness, not a result.
+
+Methods. ``ansor``: MetaSchedule's evolutionary search + XGBoost cost model (TVM's
+auto_scheduler no longer exists; this is its successor in TVM). The others are the TensorGPT
+strategy with a checkpoint each (``checkpoints.py`` builds them): ``tensorgpt`` (the bundled
+default), ``no-hg``, ``no-routing``, ``no-wa``, and ``tlm``/``tlm-ct`` (TLM rebuilt here from its
+paper's description: target-string prompts, no hardware grounding, no experts; TLM-CT trained
+further on the data TensorGPT uses). The generating methods rank candidates with the same XGBoost
+cost model as Ansor.
+
+Metrics per cell: the curve, best latency, validity (generated → valid after postprocessing →
+built → ran; and whether the best schedule computes the same output as the untuned build), and
+wall time split into generation, cost model, build and run (MetaSchedule's Profiler).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+METHODS = ("ansor", "tlm", "tlm-ct", "tensorgpt", "no-hg", "no-routing", "no-wa")
+SUITES = ("subgraphs", "networks", "gemm")
+QUICK_TASKS = ("mobilenetv2/fused_conv2d23_subtract14_divide14_multiply14_add27_tir_clip9",
+               "bert/fused_softmax_broadcast_to2")  # fmt: skip
+
+
+@dataclass
+class Cell:
+    """One (method, task) tuning run."""
+
+    method: str
+    task: str
+    trials: int
+    seed: int
+    curve_us: list[float | None]  # best latency after each trial (None until one ran)
+    best_us: float | None
+    generated: int | None  # proposals (None: the method does not report them)
+    valid: int | None  # after postprocessing
+    built: int | None  # (None: not reported; Ansor's failures are not split into build and run)
+    ran: int
+    correct: bool | None  # the best schedule's output equals the untuned build's
+    time_s: dict[str, float] = field(default_factory=dict)  # generation, cost_model, build, run, total
+    extra: dict = field(default_factory=dict)
+
+
+def _split_time(profile: dict[str, float]) -> dict[str, float]:
+    """MetaSchedule Profiler scopes → generation / cost model / build / run seconds."""
+    cost = sum(v for k, v in profile.items() if k in ("MeasureCallback/UpdateCostModel", "TensorGPT/CostModel",
+                                                      "EvoSearch/Evolve/PredictNormalizedScore"))  # fmt: skip
+    search = sum(v for k, v in profile.items() if k.startswith(("EvoSearch/", "TensorGPT/"))
+                 and "/" not in k.split("/", 1)[1])  # top-level search scopes only  # fmt: skip
+    generation = search - profile.get("TensorGPT/CostModel", 0.0) - profile.get("EvoSearch/Evolve/PredictNormalizedScore", 0.0)
+    return {"generation": round(generation, 3), "cost_model": round(cost, 3),
+            "build": round(profile.get("SendToBuilder", 0.0), 3),
+            "run": round(profile.get("SendToRunner", 0.0) + profile.get("JoinRunnerFutures", 0.0), 3),
+            "total": round(profile.get("Total", 0.0), 3)}  # fmt: skip
+
+
+def _curve(database, trials: int) -> tuple[list[float | None], int]:
+    best, curve, ran = None, [], 0
+    for record in list(database.get_all_tuning_records())[:trials]:
+        if record.run_secs is not None and len(record.run_secs) > 0:
+            ran += 1
+            latency = float(np.mean([float(s) for s in record.run_secs])) * 1e6
+            best = latency if best is None else min(best, latency)
+        curve.append(best)
+    return curve, ran
+
+
+def _correct(mod, database, target) -> bool | None:
+    """Does the best schedule compute what the untuned kernel computes (random inputs)?"""
+    import tvm
+
+    sch = database.query_schedule(mod, target, "main")
+    if sch is None:
+        return None
+    func = mod["main"]
+    rng = np.random.default_rng(0)
+    args = []
+    for buf in func.params:  # TVM 0.27: buffers are the parameters
+        shape, dtype = [int(x) for x in buf.shape], str(buf.dtype)
+        args.append(rng.standard_normal(shape).astype(dtype) if "float" in dtype else np.zeros(shape, dtype))
+    outputs = []
+    for candidate in (mod, sch.mod):
+        lib = tvm.compile(candidate, target=target)
+        tensors = [tvm.runtime.tensor(a.copy()) for a in args]
+        lib["main"](*tensors)
+        outputs.append(tensors[-1].numpy())
+    return bool(np.allclose(outputs[0], outputs[1], rtol=1e-3, atol=1e-4))
+
+
+def tune_cell(method: str, task_name: str, mod, profile, checkpoint: Path | None, trials: int, per_round: int,
+              seed: int, work_dir: str) -> Cell:  # fmt: skip
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tensorgpt.plugin.tune import tune_module
+
+    strategy = "evolutionary" if method == "ansor" else "tensorgpt"
+    started = time.perf_counter()
+    with ms.Profiler() as profiler:
+        result = tune_module(mod, profile, work_dir, trials, strategy=strategy, per_round=per_round, seed=seed,
+                             generator=None if checkpoint is None else str(checkpoint))  # fmt: skip
+    times = _split_time({k: float(v) for k, v in profiler.get().items()})
+    times["wall"] = round(time.perf_counter() - started, 3)
+    database = ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural")
+    curve, ran = _curve(database, trials)
+    from tvm_tensorgpt.plugin.target import parse_target
+
+    correct = _correct(mod, database, parse_target(profile.target))
+    generating = strategy == "tensorgpt"
+    return Cell(method, task_name, trials, seed, curve, curve[-1] if curve else None,
+                result.generated if generating else None, result.valid if generating else None,
+                result.extra.get("built"), ran, correct, times, result.extra)  # fmt: skip
+
+
+def _tasks(suite: str, quick: bool) -> list[tuple[str, object]]:
+    from tvm_tensorgpt.workloads import get_workload
+    from tvm_tensorgpt.workloads.tasks import get_task, heldout_tasks
+
+    if suite == "gemm":
+        return [("matmul-512", get_workload("matmul-512").build())]
+    if quick:
+        return [(name, get_task(name).mod) for name in QUICK_TASKS]
+    return [(t.name, t.mod) for t in heldout_tasks()]
+
+
+def _read_cells(path: Path) -> dict[tuple[str, str], dict]:
+    cells = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill: that cell runs again
+            cells[(row["method"], row["task"])] = row
+    return cells
+
+
+def _meta(args: argparse.Namespace) -> dict:
+    from startup import _cpu_name
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE)
+    return {"command": " ".join(["python", "benchmarks/run.py", *sys.argv[1:]]),
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "commit": commit.stdout.strip(), "machine": {"cpu": _cpu_name(), "cores": os.cpu_count()},
+            "profile": args.profile, "suite": args.suite, "trials": args.trials, "seed": args.seed,
+            "per_round": args.per_round, "quick": args.quick}  # fmt: skip
+
+
+def _numpy_sgemm_gflops(n: int = 512, cores: int = 2) -> float:
+    """The host's numpy sgemm on n^3, for the roofline line (same thread count as the profile)."""
+    os.environ.setdefault("OMP_NUM_THREADS", str(cores))
+    a, b = np.random.rand(n, n).astype("float32"), np.random.rand(n, n).astype("float32")
+    a @ b
+    runs = []
+    for _ in range(20):
+        start = time.perf_counter()
+        a @ b
+        runs.append(time.perf_counter() - start)
+    return 2 * n**3 / float(np.median(runs)) / 1e9
+
+
+def run(args: argparse.Namespace) -> dict:
+    from checkpoints import checkpoint_for
+
+    from tvm_tensorgpt.hardware import get_profile
+    from tvm_tensorgpt.plugin.target import parse_target
+
+    profile = get_profile(args.profile)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "results.jsonl"
+    done = _read_cells(path)
+    tasks = _tasks(args.suite, args.quick)
+    cells = [(m, name, mod) for m in args.methods for name, mod in tasks]
+    todo = [c for c in cells if (c[0], c[1]) not in done]
+    started = time.perf_counter()
+    for index, (method, name, mod) in enumerate(todo):
+        trials = args.ansor_trials if method == "ansor" and args.ansor_trials else args.trials
+        checkpoint = None if method == "ansor" else checkpoint_for(method, args.checkpoints, args.data_dir, args.quick)
+        work_dir = tempfile.mkdtemp(prefix=f"bench-{method}-", dir=args.work_root)
+        cell = tune_cell(method, name, mod, profile, checkpoint, trials, args.per_round, args.seed, work_dir)
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(asdict(cell)) + "\n")
+        done[(method, name)] = asdict(cell)
+        elapsed = time.perf_counter() - started
+        eta = elapsed / (index + 1) * (len(todo) - index - 1)
+        best = f"{cell.best_us:.1f} us" if cell.best_us else "none"
+        print(f"[{index + 1}/{len(todo)}] {method:10s} {name}: best {best}, ran {cell.ran}/{cell.trials}"
+              f" (ETA {eta / 60:.0f} min)", file=sys.stderr, flush=True)  # fmt: skip
+    meta = _meta(args)
+    if args.suite == "gemm":
+        meta["numpy_sgemm_gflops"] = round(_numpy_sgemm_gflops(512, profile.specs.cores), 2)
+        meta["peak_gflops"] = round(profile.peak_gflops, 1) if hasattr(profile, "peak_gflops") else None
+    meta["target"] = json.loads(str(parse_target(profile.target)))
+    (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    return {"meta": meta, "cells": [done[(m, n)] for m, n, _ in cells]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {', '.join(METHODS)}")
+    parser.add_argument("--suite", default="subgraphs", choices=SUITES)
+    parser.add_argument("--profile", default="host-avx2-2c", help="the held-out host profile by default")
+    parser.add_argument("--trials", type=int, default=64, help="budget per cell (its prefixes give 16, 32)")
+    parser.add_argument("--ansor-trials", type=int, default=0, help="Ansor's budget when it differs (e.g. 1000)")
+    parser.add_argument("--per-round", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", default=str(HERE / "results" / "run"))
+    parser.add_argument("--checkpoints", default=str(HERE / "checkpoints"), help="where method checkpoints live")
+    parser.add_argument("--data-dir", default=str(HERE.parent / "data" / "records"), help="training data (checkpoints)")
+    parser.add_argument("--work-root", default=None, help="parent of the per-cell work_dirs (default: temp)")
+    parser.add_argument("--quick", action="store_true", help="2 small tasks, 4 trials, tiny checkpoints")
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    args = parser.parse_args()
+    args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in args.methods if m not in METHODS]
+    if unknown:
+        parser.error(f"unknown methods {unknown}; known: {', '.join(METHODS)}")
+    if args.quick:
+        args.trials, args.per_round, args.ansor_trials = min(args.trials, 4), 4, 0
+    # stdout carries only the JSON object; MetaSchedule prints its task tables on stdout
+    with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
+        results = run(args)
+    if args.json:
+        print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
