@@ -1,6 +1,6 @@
 """Ansor, TLM, TLM-CT, TensorGPT and its ablations in one harness.
 
-    python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|networks|gemm]
+    python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|gemm]
         [--profile host-avx2-2c] [--trials 64] [--ansor-trials 1000] [--out benchmarks/results/run]
         [--quick] [--json]
 
@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 METHODS = ("ansor", "tlm", "tlm-ct", "tensorgpt", "no-hg", "no-routing", "no-wa")
-SUITES = ("subgraphs", "networks", "gemm")
+SUITES = ("subgraphs", "gemm")  # "networks" (end to end): not wired yet, see docs/benchmarks.md
 QUICK_TASKS = ("mobilenetv2/fused_conv2d23_subtract14_divide14_multiply14_add27_tir_clip9",
                "bert/fused_softmax_broadcast_to2")  # fmt: skip
 

@@ -447,3 +447,17 @@ def test_online_adaptation_learns_from_measurements(task_spaces, llvm_target):
     plain = ModelGenerator(net, universe_standardizer())
     plain.observe(fast, fast.decisions, 1e-4)
     assert plain.measured == [] and plain.net is net
+
+
+def test_validation_split_is_the_same_every_epoch(tmp_path, monkeypatch):
+    """Base training runs one epoch per call (to checkpoint each); the held-out examples must not
+    change between epochs, or later validation losses are measured on trained-on examples."""
+    from tvm_tensorgpt.train import trainer
+    from tvm_tensorgpt.train.sft import Example
+
+    seen = []
+    real = trainer.evaluate
+    monkeypatch.setattr(trainer, "evaluate", lambda net, valid, *a: seen.append([e.prompt for e in valid]) or real(net, valid, *a))
+    examples = [Example([1, 3, 7 + i], [9, 10, 2], tuple([0.0] * 24)) for i in range(40)]
+    trainer.train(examples, tmp_path / "base", TINY, trainer.TrainConfig(epochs=3, batch=8, threads=1))
+    assert len(seen) == 3 and seen[0] == seen[1] == seen[2]

@@ -87,8 +87,11 @@ def _split(examples: list[Example], config: TrainConfig) -> tuple[list[Example],
 
 
 def _fit(net: TensorGPTNetwork, examples: list[Example], params: list[torch.nn.Parameter], config: TrainConfig,
-         label: str, gates: torch.Tensor | None = None) -> list[dict]:  # fmt: skip
-    """Train ``params`` (everything else frozen) for ``config.epochs``; one row of losses per epoch."""
+         label: str, gates: torch.Tensor | None = None, first_epoch: int = 0) -> list[dict]:  # fmt: skip
+    """Train ``params`` (everything else frozen) for ``config.epochs``; one row of losses per epoch.
+
+    The validation split depends on ``config.seed`` only; ``first_epoch`` continues the shuffling
+    (and the labels) of an earlier call, so training one epoch per call equals one longer call."""
     from tqdm import tqdm
 
     training, valid = _split(examples, config)
@@ -97,11 +100,11 @@ def _fit(net: TensorGPTNetwork, examples: list[Example], params: list[torch.nn.P
         p.requires_grad_(id(p) in chosen)
     optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     history = []
-    for epoch in range(config.epochs):
+    for epoch in range(first_epoch, first_epoch + config.epochs):
         net.train()
         batches = _batches(training, config.batch, random.Random(config.seed * 1000 + epoch))
         total = 0.0
-        bar = tqdm(batches, desc=f"{label} epoch {epoch + 1}/{config.epochs}", file=sys.stderr, mininterval=5)
+        bar = tqdm(batches, desc=f"{label} epoch {epoch + 1}", file=sys.stderr, mininterval=5)
         for i, batch in enumerate(bar, start=1):
             optimizer.zero_grad()
             loss = loss_on(net, collate(batch), None if gates is None else gates.expand(len(batch), -1))
@@ -145,8 +148,7 @@ def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelCo
         state = {"epochs_done": 0, "history": [], "train": asdict(config), "examples": len(examples)}
     one_epoch = TrainConfig(**{**asdict(config), "epochs": 1})
     for epoch in range(state["epochs_done"], config.epochs):
-        one_epoch = TrainConfig(**{**asdict(one_epoch), "seed": config.seed + epoch})
-        row = _fit(net, examples, list(net.parameters()), one_epoch, "base")[0] | {"epoch": epoch + 1}
+        row = _fit(net, examples, list(net.parameters()), one_epoch, "base", first_epoch=epoch)[0]
         state["history"].append(row)
         state["epochs_done"] = epoch + 1
         save_checkpoint(out, net, standardizer)

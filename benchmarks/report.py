@@ -1,0 +1,215 @@
+"""docs/results.md and its plots, regenerated from the harness's result files.
+
+    python benchmarks/report.py [--run benchmarks/results/run] [--gemm benchmarks/results/gemm]
+        [--out docs/results.md] [--img docs/img]
+
+Normalized performance of a method on a task = reference latency ÷ the method's best latency
+(1.0 = as fast as the reference, higher is faster). The reference is Ansor@1000 (MetaSchedule
+evolutionary + XGBoost, 1000 trials) from ``data/reference/<profile>/`` where that task has 1000
+records; otherwise the best latency any method reached on the task in this run, marked "*".
+Tables report geometric means over tasks. Validity = valid after postprocessing ÷ generated, and
+ran ÷ trials (Ansor proposes only postprocessed schedules, so only the second applies to it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "tlm": "TLM", "tlm-ct": "TLM-CT", "tensorgpt": "TensorGPT",
+        "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip
+
+
+def load_run(folder: Path) -> tuple[dict, list[dict]]:
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    cells = {}
+    for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        cells[(row["method"], row["task"])] = row
+    return meta, list(cells.values())
+
+
+def reference_latencies(profile: str, tasks: list[str], data_root: Path, trials: int = 1000) -> dict[str, float]:
+    """Ansor@``trials`` best latency (us) per task, for tasks the reference collection finished."""
+    import tvm_ffi
+
+    from tvm_tensorgpt.data.collect import open_database
+    from tvm_tensorgpt.workloads.tasks import get_task
+
+    folder = data_root / profile
+    if not any(folder.glob("database_tuning_record.json*")):
+        return {}
+    records = list(open_database(folder).get_all_tuning_records())
+    out = {}
+    for name in tasks:
+        try:
+            mod = get_task(name).mod
+        except ValueError:
+            continue  # not a network task (e.g. the GEMM suite's matmul)
+        mine = [r for r in records if tvm_ffi.structural_equal(r.workload.mod, mod)]
+        measured = [sum(float(x) for x in r.run_secs) / len(r.run_secs) * 1e6 for r in mine if r.run_secs]
+        if len(mine) >= trials and measured:
+            out[name] = min(measured)
+    return out
+
+
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def _best_at(cell: dict, budget: int) -> float | None:
+    curve = cell["curve_us"][:budget]
+    return curve[-1] if curve and len(curve) >= min(budget, cell["trials"]) else None
+
+
+def summarise(cells: list[dict], reference: dict[str, float], budgets: list[int]) -> dict:
+    """Per method: normalized performance geomean per budget, validity, time split."""
+    tasks = sorted({c["task"] for c in cells})
+    best_any = {t: min((c["best_us"] for c in cells if c["task"] == t and c["best_us"]), default=None) for t in tasks}
+    ref = {t: reference.get(t, best_any[t]) for t in tasks}
+    out = {}
+    for method in dict.fromkeys(c["method"] for c in cells):
+        mine = [c for c in cells if c["method"] == method]
+        row = {"tasks": len(mine), "normalized": {}}
+        for budget in budgets:
+            ratios = [ref[c["task"]] / b for c in mine if (b := _best_at(c, budget)) and ref[c["task"]]]
+            row["normalized"][budget] = _geomean(ratios) if len(ratios) == len(mine) else None
+        generated = sum(c["generated"] or 0 for c in mine)
+        row["valid_rate"] = sum(c["valid"] or 0 for c in mine) / generated if generated else None
+        row["ran_rate"] = sum(c["ran"] for c in mine) / max(1, sum(c["trials"] for c in mine))
+        row["correct"] = sum(1 for c in mine if c["correct"]) / len(mine)
+        row["time_s"] = {k: sum(c["time_s"].get(k, 0.0) for c in mine) for k in ("generation", "cost_model", "build", "run", "wall")}
+        out[method] = row
+    return {"methods": out, "reference_from_ansor1000": sorted(reference), "tasks": tasks}
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _plots(cells: list[dict], meta: dict, img: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    img.mkdir(parents=True, exist_ok=True)
+    stamp = f"{meta['command']} | {meta['profile']} | {meta['date']} | {meta['commit']}"
+    tasks = sorted({c["task"] for c in cells})
+    cols = min(4, len(tasks))
+    rows = math.ceil(len(tasks) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.8 * rows), squeeze=False)
+    for ax, task in zip(axes.flat, tasks):
+        for c in cells:
+            if c["task"] == task and any(v is not None for v in c["curve_us"]):
+                xs = [i + 1 for i, v in enumerate(c["curve_us"]) if v is not None]
+                ax.plot(xs, [v for v in c["curve_us"] if v is not None], label=ROWS.get(c["method"], c["method"]))
+        ax.set_title(task.split("/")[-1][:34], fontsize=7)
+        ax.set_xlabel("trials", fontsize=7)
+        ax.set_ylabel("best latency (us)", fontsize=7)
+        ax.set_yscale("log")
+        ax.tick_params(labelsize=6)
+    for ax in list(axes.flat)[len(tasks):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=6)
+    fig.text(0.01, 0.005, stamp, fontsize=6)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    curves = img / "results_curves.png"
+    fig.savefig(curves, dpi=100)
+    plt.close(fig)
+
+    methods = list(dict.fromkeys(c["method"] for c in cells if c["generated"]))
+    fig, ax = plt.subplots(figsize=(6, 3))
+    rates = []
+    for m in methods:
+        mine = [c for c in cells if c["method"] == m]
+        rates.append(100 * sum(c["valid"] for c in mine) / max(1, sum(c["generated"] for c in mine)))
+    ax.bar([ROWS.get(m, m) for m in methods], rates, color="#36c")
+    ax.set_ylabel("valid after postprocessing (%)")
+    ax.set_ylim(0, 105)
+    ax.tick_params(labelsize=7)
+    fig.text(0.01, 0.01, stamp, fontsize=5)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    validity = img / "results_validity.png"
+    fig.savefig(validity, dpi=100)
+    plt.close(fig)
+    return [curves.name, validity.name]
+
+
+def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], images: list[str], img_rel: str) -> str:
+    lines = ["# Results", "",
+             "Regenerated by `python benchmarks/report.py` from the harness's result files; do not edit by hand.", "",
+             f"**Run:** `{meta['command']}` — profile `{meta['profile']}` (target `{json.dumps(meta.get('target'))}`), "
+             f"{meta['date']}, commit {meta['commit']}, {meta['machine']['cpu']} ({meta['machine']['cores']} cores). "
+             f"Seed {meta['seed']}, {meta['per_round']} candidates per round, {meta['trials']} trials per cell; the "
+             "smaller budgets are prefixes of that run.", ""]  # fmt: skip
+    if meta.get("quick"):
+        lines += ["> **Quick run** (`--quick`: two small tasks, 4 trials, tiny checkpoints trained on the fly). "
+                  "It shows the harness works, not how the methods compare.", ""]  # fmt: skip
+    reference = summary["reference_from_ansor1000"]
+    lines += [f"Normalized performance = reference latency ÷ method latency (higher is better). Reference: "
+              f"Ansor@1000 for {len(reference)} of {len(summary['tasks'])} tasks"
+              + (f" ({', '.join(reference)})" if reference else "")
+              + "; the best latency any method reached on the task otherwise. Geometric mean over tasks.", ""]  # fmt: skip
+    head = "| method | " + " | ".join(f"@{b}" for b in budgets) + " | valid after postproc | ran / trials | best output correct |"
+    lines += [head, "|" + "---|" * (4 + len(budgets))]
+    for method, row in summary["methods"].items():
+        norm = " | ".join(_fmt(row["normalized"].get(b)) for b in budgets)
+        valid = "n/a (postprocessed by construction)" if row["valid_rate"] is None else f"{100 * row['valid_rate']:.1f} %"
+        lines.append(f"| {ROWS.get(method, method)} | {norm} | {valid} | {100 * row['ran_rate']:.1f} % | "
+                     f"{100 * row['correct']:.0f} % |")  # fmt: skip
+    covered = len(reference) == len(summary["tasks"])
+    lines.append("| Ansor@1000 | " + " | ".join("1.000" if covered else "n/a" for _ in budgets) + " | n/a | n/a | n/a |")
+    if not covered:
+        lines += ["", f"Ansor@1000 is the reference only where it finished: {len(reference)} of "
+                  f"{len(summary['tasks'])} tasks (see docs/data.md for how far the reference collection got)."]  # fmt: skip
+    lines += ["", "Wall time per method, summed over tasks (s): generation / cost model / build / run / total.", "",
+              "| method | generation | cost model | build | run | wall |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for method, row in summary["methods"].items():
+        t = row["time_s"]
+        lines.append(f"| {ROWS.get(method, method)} | {t['generation']:.1f} | {t['cost_model']:.1f} | {t['build']:.1f} | "
+                     f"{t['run']:.1f} | {t['wall']:.1f} |")  # fmt: skip
+    lines += ["", "Per task: best latency (us) after the full budget.", "",
+              "| task | " + " | ".join(ROWS.get(m, m) for m in summary["methods"]) + " |",
+              "|---|" + "---|" * len(summary["methods"])]  # fmt: skip
+    for task in summary["tasks"]:
+        values = []
+        for method in summary["methods"]:
+            cell = next((c for c in cells if c["task"] == task and c["method"] == method), None)
+            values.append(_fmt(cell["best_us"] if cell else None, 1))
+        lines.append(f"| {task} | " + " | ".join(values) + " |")
+    lines += [""] + [f"![{name}]({img_rel}/{name})" for name in images] + [""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", default=str(HERE / "results" / "run"))
+    parser.add_argument("--reference", default=str(HERE.parent / "data" / "reference"))
+    parser.add_argument("--out", default=str(HERE.parent / "docs" / "results.md"))
+    parser.add_argument("--img", default=str(HERE.parent / "docs" / "img"))
+    parser.add_argument("--budgets", default="16,32,64")
+    args = parser.parse_args()
+    meta, cells = load_run(Path(args.run))
+    budgets = [b for b in (int(x) for x in args.budgets.split(",")) if b <= meta["trials"]] or [meta["trials"]]
+    tasks = sorted({c["task"] for c in cells})
+    reference = reference_latencies(meta["profile"], tasks, Path(args.reference)) if not meta.get("quick") else {}
+    summary = summarise(cells, reference, budgets)
+    images = _plots(cells, meta, Path(args.img))
+    out = Path(args.out)
+    img_rel = Path(os.path.relpath(Path(args.img).resolve(), out.parent.resolve())).as_posix()
+    out.write_text(render(meta, cells, summary, budgets, images, img_rel), encoding="utf-8")
+    (Path(args.run) / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
