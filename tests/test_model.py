@@ -461,3 +461,25 @@ def test_validation_split_is_the_same_every_epoch(tmp_path, monkeypatch):
     examples = [Example([1, 3, 7 + i], [9, 10, 2], tuple([0.0] * 24)) for i in range(40)]
     trainer.train(examples, tmp_path / "base", TINY, trainer.TrainConfig(epochs=3, batch=8, threads=1))
     assert len(seen) == 3 and seen[0] == seen[1] == seen[2]
+
+
+def test_a_device_far_from_every_expert_gets_the_base_model(task_spaces):
+    """Jetson Orin is unlike the three host-CPU experts: the router is bypassed (base alone);
+    the held-out host profile is close to them and keeps its routed mixture."""
+    import tvm
+
+    from tvm_tensorgpt.hardware import get_profile, universe_standardizer
+    from tvm_tensorgpt.model.generate import SamplingConfig
+    from tvm_tensorgpt.model.generator import ModelGenerator
+
+    _, _, sketches = task_spaces["matmul-128"]
+    generator = ModelGenerator(_expert_net(), universe_standardizer(), sampling=SamplingConfig(temperature=0))
+    generator.prepare(tvm.target.Target(get_profile("jetson-orin").target))
+    assert generator.base_only
+    far = generator.generate(sketches, 3, np.random.default_rng(0))
+    generator.net.router.mlp[-1].bias.data += torch.tensor([5.0, 0.0, 0.0, -5.0])  # route to an expert
+    assert generator.generate(sketches, 3, np.random.default_rng(0)) == far  # still the base alone
+    generator.base_only = False  # the same device through the router: the experts change the proposals
+    assert generator.generate(sketches, 3, np.random.default_rng(0)) != far
+    generator.prepare(tvm.target.Target(get_profile("host-avx2-2c").target))
+    assert not generator.base_only

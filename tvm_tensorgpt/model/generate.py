@@ -48,11 +48,13 @@ def sample_decisions(
     config: SamplingConfig = SamplingConfig(),
     filters: Sequence[DecisionFilter] = (),
     workload: torch.Tensor | None = None,
+    gates: torch.Tensor | None = None,
 ) -> list[list[Decision]]:
     """One decision set per sketch (repeat a sketch to get several), decoded in one batch.
 
     ``hardware`` is the standardized vector and ``workload`` the workload features (for the
-    experts' router), one row per sketch each; None where the model does not use them. Rows with
+    experts' router), one row per sketch each; None where the model does not use them; ``gates``
+    (one row) overrides the router (zeros: the base model alone). Rows with
     the same prompt and conditioning share one prefill (a round usually repeats a few sketches).
     """
     net.eval()
@@ -72,8 +74,10 @@ def sample_decisions(
     position = {row: i for i, row in enumerate(firsts)}
     gather = torch.tensor([position[row] for row in index])
     pick = torch.tensor(firsts)
+    fixed = None if gates is None else gates.expand(len(sketches), -1)
     logits, cache = net(ids[pick], mask[pick], None if hardware is None else hardware[pick],
-                        workload=None if workload is None else workload[pick])  # fmt: skip
+                        workload=None if workload is None else workload[pick],
+                        gates=None if fixed is None else fixed[pick])  # fmt: skip
     cache.reorder_cache(gather)  # expand the shared prefills to every row
     last = logits[:, -1][gather]
     seen = mask.sum(dim=1)
@@ -86,7 +90,7 @@ def sample_decisions(
                 state.step(VOCAB.tokens[token])
         mask = torch.cat([mask, torch.ones(len(states), 1, dtype=mask.dtype)], dim=1)
         logits, cache = net(torch.tensor(chosen)[:, None], mask, hardware, cache=cache, past_tokens=seen,
-                            workload=workload)  # fmt: skip
+                            workload=workload, gates=fixed)  # fmt: skip
         seen = seen + 1
         last = logits[:, -1]
     return [state.decisions() for state in states]

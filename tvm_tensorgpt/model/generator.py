@@ -38,6 +38,10 @@ from .network import TensorGPTNetwork
 logger = logging.getLogger(__name__)
 
 DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
+# Below this cosine similarity (standardized vectors) to every expert's device, a device has no
+# close expert and the base model proposes alone. Host CPUs score >= 0.55 against the host-profile
+# experts; published GPUs and the Ryzen laptop score <= 0.2 (`tensorgpt devices similarity`).
+CLOSE_EXPERT = 0.5
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class ModelGenerator(Generator):
         self._fresh = False
         self._optimizer: torch.optim.Optimizer | None = None
         self.source = "network"
+        self.base_only = False
 
     def describe(self) -> str:
         return f"{self.source}" + (f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else "")
@@ -86,6 +91,32 @@ class ModelGenerator(Generator):
 
     def prepare(self, target: Target) -> None:
         self.profile = profile_from_target(target)
+        self.base_only = False
+        experts = self.net.config.experts
+        if experts and self.net.router is not None:
+            closest = self._closest_expert(self.profile)
+            if closest is not None and closest[1] < CLOSE_EXPERT:
+                self.base_only = True
+                logger.warning("TensorGPT: no expert is close to %s (closest %s, cosine %.2f < %.2f); "
+                               "proposing with the base model alone", self.profile.name, *closest,
+                               CLOSE_EXPERT)  # fmt: skip
+
+    def _closest_expert(self, profile: HardwareProfile) -> tuple[str, float] | None:
+        """(expert, cosine similarity) of the expert device nearest ``profile``; None when the
+        experts are not known profiles (a user's own devices)."""
+        from ..hardware import get_profile
+
+        mine = self.standardizer(profile)
+        best = None
+        for name in self.net.config.experts:
+            try:
+                other = self.standardizer(get_profile(name))
+            except ValueError:
+                return None
+            cosine = float(np.dot(mine, other) / (np.linalg.norm(mine) * np.linalg.norm(other) + 1e-12))
+            if best is None or cosine > best[1]:
+                best = (name, cosine)
+        return best
 
     def _vector(self) -> torch.Tensor:
         if self.profile is None:
@@ -108,8 +139,9 @@ class ModelGenerator(Generator):
             chunk = picks[start : start + self.batch]
             hardware = vector.expand(len(chunk), -1) if config.hardware_grounding or config.experts else None
             workload = features[chunk] if features is not None else None
+            gates = torch.zeros(1, len(config.experts)) if self.base_only else None
             decisions = sample_decisions(self.net, [sketches[i] for i in chunk], config.hardware_tokens(self.profile),
-                                         hardware, generator, self.sampling, self.filters, workload)  # fmt: skip
+                                         hardware, generator, self.sampling, self.filters, workload, gates)  # fmt: skip
             out += [Proposal(i, d) for i, d in zip(chunk, decisions)]
         return out
 
