@@ -114,8 +114,9 @@ def _correct(mod, database, target) -> bool | None:
     return bool(np.allclose(outputs[0], outputs[1], rtol=1e-3, atol=1e-4))
 
 
-def tune_cell(method: str, task_name: str, mod, profile, checkpoint: Path | None, trials: int, per_round: int,
+def tune_cell(method: str, task_name: str, mod, profile, generator, trials: int, per_round: int,
               seed: int, work_dir: str) -> Cell:  # fmt: skip
+    """Tune one cell; ``generator`` is a checkpoint folder or a ``Generator`` (None for Ansor)."""
     from tvm.s_tir import meta_schedule as ms
 
     from tvm_tensorgpt.plugin.tune import tune_module
@@ -124,7 +125,7 @@ def tune_cell(method: str, task_name: str, mod, profile, checkpoint: Path | None
     started = time.perf_counter()
     with ms.Profiler() as profiler:
         result = tune_module(mod, profile, work_dir, trials, strategy=strategy, per_round=per_round, seed=seed,
-                             generator=None if checkpoint is None else str(checkpoint))  # fmt: skip
+                             generator=str(generator) if isinstance(generator, Path) else generator)  # fmt: skip
     times = _split_time({k: float(v) for k, v in profiler.get().items()})
     times["wall"] = round(time.perf_counter() - started, 3)
     database = ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural")
