@@ -1,6 +1,6 @@
 """Ansor, TLM, TLM-CT, TensorGPT and its ablations in one harness.
 
-    python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|gemm]
+    python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|networks|gemm] [--tasks ...]
         [--profile host-avx2-2c] [--trials 64] [--ansor-trials 1000] [--out benchmarks/results/run]
         [--quick] [--json]
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import datetime
 import json
 import os
@@ -44,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 METHODS = ("ansor", "tlm", "tlm-ct", "tensorgpt", "no-hg", "no-routing", "no-wa")
-SUITES = ("subgraphs", "gemm")  # "networks" (end to end): not wired yet, see docs/benchmarks.md
+SUITES = ("subgraphs", "networks", "gemm")
 QUICK_TASKS = ("mobilenetv2/fused_conv2d23_subtract14_divide14_multiply14_add27_tir_clip9",
                "bert/fused_softmax_broadcast_to2")  # fmt: skip
 
@@ -114,7 +115,7 @@ def _correct(mod, database, target) -> bool | None:
     return bool(np.allclose(outputs[0], outputs[1], rtol=1e-3, atol=1e-4))
 
 
-def tune_cell(method: str, task_name: str, mod, profile, generator, trials: int, per_round: int,
+def tune_cell(method: str, name: str, mod, profile, generator, trials: int, per_round: int,
               seed: int, work_dir: str) -> Cell:  # fmt: skip
     """Tune one cell; ``generator`` is a checkpoint folder or a ``Generator`` (None for Ansor)."""
     from tvm.s_tir import meta_schedule as ms
@@ -134,9 +135,54 @@ def tune_cell(method: str, task_name: str, mod, profile, generator, trials: int,
 
     correct = _correct(mod, database, parse_target(profile.target))
     generating = strategy == "tensorgpt"
-    return Cell(method, task_name, trials, seed, curve, curve[-1] if curve else None,
+    return Cell(method, name, trials, seed, curve, curve[-1] if curve else None,
                 result.generated if generating else None, result.valid if generating else None,
                 result.extra.get("built"), ran, correct, times, result.extra)  # fmt: skip
+
+
+def network_cell(method: str, name: str, profile, generator, trials: int, per_round: int, seed: int,
+                 work_dir: str) -> Cell:  # fmt: skip
+    """A whole network through relax: tuned vs untuned vs PyTorch eager latency, and whether the
+    tuned build computes what PyTorch computes."""
+    import torch
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tensorgpt.plugin.target import parse_target
+    from tvm_tensorgpt.plugin.tune import tune_model
+    from tvm_tensorgpt.workloads.models import apply_database, get_model, import_model
+
+    strategy = "evolutionary" if method == "ansor" else "tensorgpt"
+    started = time.perf_counter()
+    with ms.Profiler() as profiler:
+        result = tune_model(name, profile, work_dir, trials, strategy=strategy, per_round=per_round, seed=seed,
+                            generator=str(generator) if isinstance(generator, Path) else generator)  # fmt: skip
+    times = _split_time({k: float(v) for k, v in profiler.get().items()})
+    times["wall"] = round(time.perf_counter() - started, 3)
+    target = parse_target(profile.target)
+    raw, _, example = import_model(name)
+    executable, _ = apply_database(raw, target, ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural"))
+
+    vm = tvm.relax.VirtualMachine(executable, tvm.cpu())
+    ours = vm["main"](*[tvm.runtime.tensor(x.numpy()) for x in example])
+    while not hasattr(ours, "numpy"):  # exported programs return a tuple of outputs
+        ours = ours[0]
+    module, _ = get_model(name).build()
+    torch.set_num_threads(profile.specs.cores)
+    with torch.no_grad():
+        reference = module(*example)
+        runs = []
+        for _ in range(5):
+            start = time.perf_counter()
+            module(*example)
+            runs.append(time.perf_counter() - start)
+    torch.set_num_threads(1)
+    correct = bool(np.allclose(ours.numpy(), reference.numpy(), rtol=1e-2, atol=1e-3))
+    extra = {**result.extra, "eager_us": float(np.median(runs)) * 1e6}
+    ran = result.records_valid
+    return Cell(method, name, result.trials, seed, [], result.best_us, result.generated if strategy == "tensorgpt" else None,
+                result.valid if strategy == "tensorgpt" else None, result.extra.get("built"), ran, correct, times,
+                extra)  # fmt: skip
 
 
 def _tasks(suite: str, quick: bool) -> list[tuple[str, object]]:
@@ -145,6 +191,10 @@ def _tasks(suite: str, quick: bool) -> list[tuple[str, object]]:
 
     if suite == "gemm":
         return [("matmul-512", get_workload("matmul-512").build())]
+    if suite == "networks":
+        from tvm_tensorgpt.workloads.networks import NETWORKS
+
+        return [(name, None) for name in NETWORKS]
     if quick:
         return [(name, get_task(name).mod) for name in QUICK_TASKS]
     return [(t.name, t.mod) for t in heldout_tasks()]
@@ -198,6 +248,9 @@ def run(args: argparse.Namespace) -> dict:
     path = out / "results.jsonl"
     done = _read_cells(path)
     tasks = _tasks(args.suite, args.quick)
+    if args.tasks:
+        wanted = args.tasks.split(",")
+        tasks = tasks[: int(wanted[0])] if wanted[0].isdigit() else [t for t in tasks if t[0] in wanted]
     cells = [(m, name, mod) for m in args.methods for name, mod in tasks]
     todo = [c for c in cells if (c[0], c[1]) not in done]
     started = time.perf_counter()
@@ -205,7 +258,9 @@ def run(args: argparse.Namespace) -> dict:
         trials = args.ansor_trials if method == "ansor" and args.ansor_trials else args.trials
         checkpoint = None if method == "ansor" else checkpoint_for(method, args.checkpoints, args.data_dir, args.quick)
         work_dir = tempfile.mkdtemp(prefix=f"bench-{method}-", dir=args.work_root)
-        cell = tune_cell(method, name, mod, profile, checkpoint, trials, args.per_round, args.seed, work_dir)
+        tune = network_cell if args.suite == "networks" else functools.partial(tune_cell, mod=mod)
+        cell = tune(method=method, name=name, profile=profile, generator=checkpoint, trials=trials,
+                    per_round=args.per_round, seed=args.seed, work_dir=work_dir)  # fmt: skip
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(asdict(cell)) + "\n")
         done[(method, name)] = asdict(cell)
@@ -236,6 +291,7 @@ def main() -> None:
     parser.add_argument("--checkpoints", default=str(HERE / "checkpoints"), help="where method checkpoints live")
     parser.add_argument("--data-dir", default=str(HERE.parent / "data" / "records"), help="training data (checkpoints)")
     parser.add_argument("--work-root", default=None, help="parent of the per-cell work_dirs (default: temp)")
+    parser.add_argument("--tasks", help="a subset: comma-separated task names, or N for the suite's first N")
     parser.add_argument("--quick", action="store_true", help="2 small tasks, 4 trials, tiny checkpoints")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args()
