@@ -19,6 +19,7 @@ from tvm_tensorgpt.language import (
 from tvm_tensorgpt.language.sketch import CATEGORICAL, LOCATION, OPAQUE, TILE, DecisionSlot
 from tvm_tensorgpt.plugin import PriorGenerator
 from tvm_tensorgpt.plugin.space import resolved_postprocs
+from tvm_tensorgpt.plugin.intrinsics import load_tensor_intrinsics
 from tvm_tensorgpt.workloads import get_workload
 
 
@@ -228,3 +229,80 @@ def test_location_rule_matches_exhaustive_probing(task_spaces, name):
                 assert sketch.legal_locations(prefix) == _exhaustive_locations(sketch, prefix)
                 checked += 1
     assert checked >= 12
+
+
+def _cuda_sketches(workload: str, profile: str):
+    from tvm_tensorgpt.hardware import get_profile
+
+    target = tvm.target.Target(get_profile(profile).target)
+    load_tensor_intrinsics(target)
+    context = make_context(get_workload(workload).build(), target)
+    return target, [Sketch.from_schedule(context.mod, s) for s in context.generate_design_space()]
+
+
+def test_thread_positions_follow_split_fuse_bind():
+    """In MetaSchedule's GPU tiling (SSSRRSRS) the third level of each spatial tile is bound to
+    threadIdx and the second to vthread; the sketch asks for at least 32 threads."""
+    from tvm_tensorgpt.language.limits import bound_positions, thread_count
+
+    _, sketches = _cuda_sketches("matmul-128", "jetson-orin")
+    bound = bound_positions(sketches[0])
+    assert bound.threads == ((0, 2), (1, 2)) and bound.vthreads == ((0, 1), (1, 1))
+    assert bound.low == 32 and bound.high == 1024
+    decisions = list(sketches[0].decisions)
+    assert thread_count(sketches[0], decisions) == decisions[0][2] * decisions[1][2]
+
+
+def test_masked_decoding_respects_the_device_thread_limit():
+    """Every decision set decoded under ThreadLimitFilter has threads per block within [the
+    sketch's minimum, the limit]; without it, uniform decoding breaks a small limit."""
+    from tvm_tensorgpt.language import ThreadLimitFilter
+    from tvm_tensorgpt.language.limits import bound_positions, thread_count
+    from tvm_tensorgpt.plugin.generator import PriorGenerator
+
+    rng = np.random.default_rng(0)
+    for workload in ("matmul-128", "conv2d-resnet"):
+        _, sketches = _cuda_sketches(workload, "jetson-orin")
+        for limit in (1024, 64):
+            masked = PriorGenerator(filters=[ThreadLimitFilter(limit)])
+            free = PriorGenerator()
+            over = 0
+            for sketch in sketches:
+                if not bound_positions(sketch).threads:
+                    continue
+                low = bound_positions(sketch).low
+                for _ in range(40):
+                    assert low <= thread_count(sketch, masked.sample(sketch, rng)) <= limit
+                    over += thread_count(sketch, free.sample(sketch, rng)) > limit
+            if limit == 64:
+                assert over > 0  # the mask is what keeps them in
+
+
+def test_cuda_prior_is_mostly_valid_with_device_masks():
+    """The thread limits as masks raise the share of candidates that pass MetaSchedule's CUDA
+    postprocessors (VerifyGPUCode included) on a real design space (measured here: about half
+    with the masks vs a few percent without; the rest fails on limits not masked yet)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tensorgpt.plugin.generator import PriorGenerator
+
+    target, sketches = _cuda_sketches("matmul-512", "jetson-orin")
+    postprocs = ms.Postproc.create("cuda")
+    context = make_context(sketches[0].mod, target)
+    for p in postprocs:
+        p._initialize_with_tune_context(context)
+    rng = np.random.default_rng(1)
+
+    def valid_share(generator) -> float:
+        generator.prepare(target)
+        ok = 0
+        for proposal in generator.generate(sketches, 60, rng):
+            try:
+                sch = sketches[proposal.sketch_index].apply(proposal.decisions)
+                ok += all(p.apply(sch) for p in postprocs)
+            except tvm.TVMError:
+                pass
+        return ok / 60
+
+    masked, free = valid_share(PriorGenerator()), valid_share(PriorGenerator(device_limits=False))
+    assert masked >= 0.25 and masked > 2 * free

@@ -1,7 +1,8 @@
 """The schedule language: MetaSchedule design spaces as prompts, their decisions as responses."""
 
 from .codec import DecodeError, decode_response, prompt_tokens, response_tokens
-from .constraints import DecisionFilter, DecodingState, is_modelled, legal_values
+from .constraints import DecisionFilter, DecodeContext, DecodingState, is_modelled, legal_values
+from .limits import ThreadLimitFilter, device_filters
 from .sketch import Decision, DecisionSlot, Sketch
 from .vocab import VOCAB, Vocabulary
 
@@ -10,11 +11,14 @@ __all__ = [
     "Decision",
     "DecisionFilter",
     "DecisionSlot",
+    "DecodeContext",
     "DecodeError",
     "DecodingState",
     "Sketch",
+    "ThreadLimitFilter",
     "Vocabulary",
     "decode_response",
+    "device_filters",
     "is_modelled",
     "legal_values",
     "prompt_tokens",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
@@ -30,6 +31,16 @@ class DecisionFilter(Protocol):
     """
 
     def __call__(self, slot: DecisionSlot, prefix: tuple[int, ...], values: list[int]) -> list[int]: ...
+
+
+@dataclass(frozen=True)
+class DecodeContext:
+    """Where decoding stands, for filters whose limit spans slots (they define ``narrow(context,
+    slot, prefix, values)``; e.g. threads per block multiply factors of several tiles)."""
+
+    sketch: Sketch
+    index: int  # the slot being decoded
+    decided: tuple[Decision, ...]  # the slots before it
 
 
 @lru_cache(maxsize=1 << 16)
@@ -82,9 +93,11 @@ def legal_values(
     prefix: tuple[int, ...],
     filters: Sequence[DecisionFilter] = (),
     locations: Sequence[int] | None = None,
+    context: DecodeContext | None = None,
 ) -> list[int]:
     """Legal values of the next decision step; ``locations`` is the live set for a location slot
-    (``Sketch.legal_locations``), defaulting to the set seen in the design space."""
+    (``Sketch.legal_locations``), defaulting to the set seen in the design space; ``context``
+    feeds filters that look across slots."""
     if slot.kind == TILE:
         values = tile_factors(slot, prefix)
     elif slot.kind == CATEGORICAL:
@@ -92,7 +105,12 @@ def legal_values(
     else:
         values = list(slot.choices if locations is None else locations)
     for f in filters:
-        narrowed = f(slot, prefix, values)
+        if hasattr(f, "narrow"):
+            if context is None:
+                continue
+            narrowed = f.narrow(context, slot, prefix, values)
+        else:
+            narrowed = f(slot, prefix, values)
         if narrowed:
             values = narrowed
         else:
@@ -148,7 +166,8 @@ class DecodingState:
         if not self.modelled[len(self._decisions)]:
             return ["<unk>"]
         locations = self.sketch.legal_locations(self._decisions) if slot.kind == LOCATION else None
-        values = legal_values(slot, tuple(self._prefix), self.filters, locations)
+        context = DecodeContext(self.sketch, len(self._decisions), tuple(self._decisions))
+        values = legal_values(slot, tuple(self._prefix), self.filters, locations, context)
         if slot.kind == TILE:
             return [self.vocab.number(v) for v in values]
         return [decision_tokens(slot.kind, v, self.vocab)[0] for v in values]

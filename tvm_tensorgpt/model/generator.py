@@ -28,7 +28,7 @@ from tvm.target import Target
 
 from ..hardware import HardwareProfile, profile_from_target
 from ..hardware.vector import Standardizer
-from ..language import VOCAB, Decision, DecisionFilter, Sketch, prompt_tokens, response_tokens
+from ..language import VOCAB, Decision, DecisionFilter, Sketch, device_filters, prompt_tokens, response_tokens
 from ..plugin.generator import Generator, PriorGenerator, Proposal
 from ..workloads.features import workload_features
 from .checkpoint import load_checkpoint
@@ -78,6 +78,7 @@ class ModelGenerator(Generator):
         self._optimizer: torch.optim.Optimizer | None = None
         self.source = "network"
         self.base_only = False
+        self.device: tuple[DecisionFilter, ...] = ()  # the device's limits as masks (prepare)
 
     def describe(self) -> str:
         return f"{self.source}" + (f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else "")
@@ -91,6 +92,7 @@ class ModelGenerator(Generator):
 
     def prepare(self, target: Target) -> None:
         self.profile = profile_from_target(target)
+        self.device = tuple(device_filters(self.profile))
         self.base_only = False
         experts = self.net.config.experts
         if experts and self.net.router is not None:
@@ -141,7 +143,8 @@ class ModelGenerator(Generator):
             workload = features[chunk] if features is not None else None
             gates = torch.zeros(1, len(config.experts)) if self.base_only else None
             decisions = sample_decisions(self.net, [sketches[i] for i in chunk], config.hardware_tokens(self.profile),
-                                         hardware, generator, self.sampling, self.filters, workload, gates)  # fmt: skip
+                                         hardware, generator, self.sampling, self.filters + self.device, workload,
+                                         gates)  # fmt: skip
             out += [Proposal(i, d) for i, d in zip(chunk, decisions)]
         return out
 

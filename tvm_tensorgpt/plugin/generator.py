@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from tvm.target import Target
 
-from ..language import Decision, DecisionFilter, DecodingState, Sketch
+from ..language import Decision, DecisionFilter, DecodingState, Sketch, device_filters
 
 
 @dataclass(frozen=True)
@@ -52,15 +52,29 @@ class PriorGenerator(Generator):
     ``probe_locations=True`` decodes them here instead, from the probed legal set (slower).
     """
 
-    def __init__(self, filters: Sequence[DecisionFilter] = (), probe_locations: bool = False) -> None:
+    def __init__(self, filters: Sequence[DecisionFilter] = (), probe_locations: bool = False,
+                 device_limits: bool = True) -> None:  # fmt: skip
         self.filters = tuple(filters)
         self.probe_locations = probe_locations
+        self.device_limits = device_limits
+        self.device: tuple[DecisionFilter, ...] = ()
+
+    def prepare(self, target: Target) -> None:
+        """With ``device_limits``, the target's device limits become masks (threads per block)."""
+        from ..hardware import profile_from_target
+
+        self.device = ()
+        if self.device_limits:
+            try:
+                self.device = tuple(device_filters(profile_from_target(target)))
+            except ValueError:
+                pass  # a target no profile describes: structural masks only
 
     def describe(self) -> str:
         return "prior"
 
     def sample(self, sketch: Sketch, rng: np.random.Generator) -> list[Decision]:
-        state = DecodingState(sketch, self.filters, tvm_locations=not self.probe_locations)
+        state = DecodingState(sketch, self.filters + self.device, tvm_locations=not self.probe_locations)
         while not state.done:
             legal = state.legal_tokens()
             state.step(legal[int(rng.integers(len(legal)))])
