@@ -186,6 +186,15 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
             cell = next((c for c in cells if c["task"] == task and c["method"] == method), None)
             values.append(_fmt(cell["best_us"] if cell else None, 1))
         lines.append(f"| {task} | " + " | ".join(values) + " |")
+    networks = [c for c in cells if "untuned_us" in c.get("extra", {})]
+    if networks:
+        lines += ["", "End to end (relax build of the whole network, median latency in us; PyTorch eager on the "
+                  "profile's cores):", "", "| network | method | tuned | untuned | PyTorch eager | tuned output = PyTorch |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for c in networks:
+            e = c["extra"]
+            lines.append(f"| {c['task']} | {ROWS.get(c['method'], c['method'])} | {_fmt(c['best_us'], 1)} | "
+                         f"{_fmt(e.get('untuned_us'), 1)} | {_fmt(e.get('eager_us'), 1)} | {c['correct']} |")  # fmt: skip
     lines += [""] + [f"![{name}]({img_rel}/{name})" for name in images] + [""]
     return "\n".join(lines)
 

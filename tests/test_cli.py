@@ -71,3 +71,21 @@ def test_tune_json_end_to_end(tmp_path):
     assert summary["valid"] <= summary["generated"] and summary["best_us"] > 0
     assert summary["work_dir"] == str(tmp_path)
     assert "Total trials: 8" in proc.stderr  # MetaSchedule's summary table
+
+
+def test_tune_on_a_heldout_task_and_profile_uses_the_bundled_checkpoint(tmp_path):
+    """The package ships a trained checkpoint and `tune` uses it by default: a held-out task on
+    the held-out profile, every generated candidate valid after postprocessing."""
+    from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT, has_default_checkpoint
+
+    assert has_default_checkpoint(), f"no bundled checkpoint in {DEFAULT_CHECKPOINT}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tvm_tensorgpt", "tune", "--workload", "bert/matmul1", "--profile", "host-avx2-2c",
+         "--trials", "8", "--per-round", "8", "--work-dir", str(tmp_path), "--json"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout)
+    assert summary["generator"] == f"checkpoint {DEFAULT_CHECKPOINT}"
+    assert summary["trials"] == 8 and summary["generated"] >= 8
+    assert summary["valid"] >= 0.99 * summary["generated"]
