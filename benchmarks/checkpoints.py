@@ -50,14 +50,17 @@ def _examples(data_dir: str, prompt: str, recipe: Recipe):
     return load_examples(data_dir, variant_config("tensorgpt" if prompt == "bucket" else "tlm"), limit=recipe.limit)
 
 
-def _finished(folder: Path, stages: int | list[str]) -> bool:
+def _finished(folder: Path, stages: int | bool) -> bool:
+    """Base folders: ``stages`` epochs done. Experts folders (``stages`` = whether a router is
+    trained): every expert named in its config done, and the router."""
     state = folder / "training.json"
     if not state.exists() or not (folder / "model.safetensors").exists():
         return False
     state = json.loads(state.read_text(encoding="utf-8"))
-    if isinstance(stages, int):
-        return state.get("epochs_done", 0) >= stages
-    return all(s in state.get("done", []) for s in stages)
+    if isinstance(stages, bool):
+        experts = json.loads((folder / "config.json").read_text(encoding="utf-8"))["model"]["experts"]
+        return all(s in state.get("done", []) for s in [*experts, *(["router"] if stages else [])])
+    return state.get("epochs_done", 0) >= stages
 
 
 def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[str, Path] | None = None) -> Path:
@@ -86,8 +89,8 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
             train(examples, folder, variant_config("tlm", **sizes), ct, init)
     elif method in ("tensorgpt", "no-hg", "no-routing", "no-wa"):
         base = {"tensorgpt": "tensorgpt-base", "no-hg": "tlm"}.get(method, "tensorgpt")
-        by_profile = _examples(data_dir, "target" if method == "no-hg" else "bucket", recipe)
-        if not _finished(folder, [*sorted(by_profile), *([] if method == "no-routing" else ["router"])]):
+        if not _finished(folder, method != "no-routing"):
+            by_profile = _examples(data_dir, "target" if method == "no-hg" else "bucket", recipe)
             train_experts(by_profile, build(base, root, data_dir, recipe, sources), folder, experts,
                           routing="uniform" if method == "no-routing" else "learned",
                           workload_aware=method != "no-wa")  # fmt: skip

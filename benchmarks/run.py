@@ -251,7 +251,7 @@ def run(args: argparse.Namespace) -> dict:
     if args.tasks:
         wanted = args.tasks.split(",")
         tasks = tasks[: int(wanted[0])] if wanted[0].isdigit() else [t for t in tasks if t[0] in wanted]
-    cells = [(m, name, mod) for m in args.methods for name, mod in tasks]
+    cells = [(m, name, mod) for name, mod in tasks for m in args.methods]  # a cut run has whole tasks
     todo = [c for c in cells if (c[0], c[1]) not in done]
     started = time.perf_counter()
     for index, (method, name, mod) in enumerate(todo):
