@@ -82,12 +82,16 @@ def _split_time(profile: dict[str, float]) -> dict[str, float]:
             "total": round(profile.get("Total", 0.0), 3)}  # fmt: skip
 
 
-def _curve(database, trials: int) -> tuple[list[float | None], int]:
+def _curve(work_dir: str, trials: int) -> tuple[list[float | None], int]:
+    """Best latency after each trial, in measurement order. MetaSchedule's database API returns
+    records sorted by latency, so this reads the JSON lines file, which it appends as it measures."""
     best, curve, ran = None, [], 0
-    for record in list(database.get_all_tuning_records())[:trials]:
-        if record.run_secs is not None and len(record.run_secs) > 0:
+    path = Path(work_dir) / "database_tuning_record.json"
+    for line in path.read_text(encoding="utf-8").splitlines()[:trials]:
+        run_secs = json.loads(line)[1][1]
+        if run_secs:
             ran += 1
-            latency = float(np.mean([float(s) for s in record.run_secs])) * 1e6
+            latency = float(np.mean([float(s) for s in run_secs])) * 1e6
             best = latency if best is None else min(best, latency)
         curve.append(best)
     return curve, ran
@@ -130,14 +134,14 @@ def tune_cell(method: str, name: str, mod, profile, generator, trials: int, per_
     times = _split_time({k: float(v) for k, v in profiler.get().items()})
     times["wall"] = round(time.perf_counter() - started, 3)
     database = ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural")
-    curve, ran = _curve(database, trials)
+    curve, ran = _curve(work_dir, trials)
     from tvm_tensorgpt.plugin.target import parse_target
 
     correct = _correct(mod, database, parse_target(profile.target))
     generating = strategy == "tensorgpt"
     return Cell(method, name, trials, seed, curve, curve[-1] if curve else None,
                 result.generated if generating else None, result.valid if generating else None,
-                result.extra.get("built"), ran, correct, times, result.extra)  # fmt: skip
+                result.extra.get("built"), ran, correct, times, {**result.extra, "work_dir": work_dir})  # fmt: skip
 
 
 def network_cell(method: str, name: str, profile, generator, trials: int, per_round: int, seed: int,
@@ -272,7 +276,7 @@ def run(args: argparse.Namespace) -> dict:
     meta = _meta(args)
     if args.suite == "gemm":
         meta["numpy_sgemm_gflops"] = round(_numpy_sgemm_gflops(512, profile.specs.cores), 2)
-        meta["peak_gflops"] = round(profile.peak_gflops, 1) if hasattr(profile, "peak_gflops") else None
+        meta["peak_gflops"] = round(profile.specs.peak_gflops, 1)
     meta["target"] = json.loads(str(parse_target(profile.target)))
     (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
     return {"meta": meta, "cells": [done[(m, n)] for m, n, _ in cells]}
