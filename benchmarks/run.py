@@ -116,7 +116,10 @@ def _correct(mod, database, target) -> bool | None:
         tensors = [tvm.runtime.tensor(a.copy()) for a in args]
         lib["main"](*tensors)
         outputs.append(tensors[-1].numpy())
-    return bool(np.allclose(outputs[0], outputs[1], rtol=1e-3, atol=1e-4))
+    # float32 sums reassociated by tiling differ by rounding; the tolerance scales with the output
+    # (a fixed atol flagged one element in 50 176 of a conv3d whose outputs reach 1.7e5)
+    scale = max(1.0, float(np.abs(outputs[0]).max()))
+    return bool(np.allclose(outputs[0], outputs[1], rtol=1e-3, atol=1e-5 * scale))
 
 
 def tune_cell(method: str, name: str, mod, profile, generator, trials: int, per_round: int,
