@@ -116,10 +116,26 @@ def _correct(mod, database, target) -> bool | None:
         tensors = [tvm.runtime.tensor(a.copy()) for a in args]
         lib["main"](*tensors)
         outputs.append(tensors[-1].numpy())
-    # float32 sums reassociated by tiling differ by rounding; the tolerance scales with the output
-    # (a fixed atol flagged one element in 50 176 of a conv3d whose outputs reach 1.7e5)
-    scale = max(1.0, float(np.abs(outputs[0]).max()))
-    return bool(np.allclose(outputs[0], outputs[1], rtol=1e-3, atol=1e-5 * scale))
+    return _same(outputs[0], outputs[1])
+
+
+def _same(reference: np.ndarray, ours: np.ndarray, rtol: float = 1e-3) -> bool:
+    """Equal up to float32 rounding of reassociated sums: the tolerance scales with the output
+    (a fixed atol flagged one element in 50 176 of a conv3d whose outputs reach 1.7e5)."""
+    scale = max(1.0, float(np.abs(reference).max()))
+    return bool(np.allclose(reference, ours, rtol=rtol, atol=1e-5 * scale))
+
+
+def _profiled(tune, *args, generator, **kwargs):
+    """(tune's result, its wall time split by MetaSchedule's Profiler)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    started = time.perf_counter()
+    with ms.Profiler() as profiler:
+        result = tune(*args, generator=str(generator) if isinstance(generator, Path) else generator, **kwargs)
+    times = _split_time({k: float(v) for k, v in profiler.get().items()})
+    times["wall"] = round(time.perf_counter() - started, 3)
+    return result, times
 
 
 def tune_cell(method: str, name: str, mod, profile, generator, trials: int, per_round: int,
@@ -130,12 +146,8 @@ def tune_cell(method: str, name: str, mod, profile, generator, trials: int, per_
     from tvm_tensorgpt.plugin.tune import tune_module
 
     strategy = "evolutionary" if method == "ansor" else "tensorgpt"
-    started = time.perf_counter()
-    with ms.Profiler() as profiler:
-        result = tune_module(mod, profile, work_dir, trials, strategy=strategy, per_round=per_round, seed=seed,
-                             generator=str(generator) if isinstance(generator, Path) else generator)  # fmt: skip
-    times = _split_time({k: float(v) for k, v in profiler.get().items()})
-    times["wall"] = round(time.perf_counter() - started, 3)
+    result, times = _profiled(tune_module, mod, profile, work_dir, trials, strategy=strategy, per_round=per_round,
+                              seed=seed, generator=generator)  # fmt: skip
     database = ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural")
     curve, ran = _curve(work_dir, trials)
     from tvm_tensorgpt.plugin.target import parse_target
@@ -160,12 +172,8 @@ def network_cell(method: str, name: str, profile, generator, trials: int, per_ro
     from tvm_tensorgpt.workloads.models import apply_database, get_model, import_model
 
     strategy = "evolutionary" if method == "ansor" else "tensorgpt"
-    started = time.perf_counter()
-    with ms.Profiler() as profiler:
-        result = tune_model(name, profile, work_dir, trials, strategy=strategy, per_round=per_round, seed=seed,
-                            generator=str(generator) if isinstance(generator, Path) else generator)  # fmt: skip
-    times = _split_time({k: float(v) for k, v in profiler.get().items()})
-    times["wall"] = round(time.perf_counter() - started, 3)
+    result, times = _profiled(tune_model, name, profile, work_dir, trials, strategy=strategy, per_round=per_round,
+                              seed=seed, generator=generator)  # fmt: skip
     target = parse_target(profile.target)
     raw, _, example = import_model(name)
     executable, _ = apply_database(raw, target, ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural"))
@@ -184,7 +192,7 @@ def network_cell(method: str, name: str, profile, generator, trials: int, per_ro
             module(*example)
             runs.append(time.perf_counter() - start)
     torch.set_num_threads(1)
-    correct = bool(np.allclose(ours.numpy(), reference.numpy(), rtol=1e-2, atol=1e-3))
+    correct = _same(reference.numpy(), ours.numpy(), rtol=1e-2)
     extra = {**result.extra, "eager_us": float(np.median(runs)) * 1e6}
     ran = result.records_valid
     return Cell(method, name, result.trials, seed, [], result.best_us, result.generated if strategy == "tensorgpt" else None,
