@@ -64,6 +64,7 @@ class ModelGenerator(Generator):
         filters: Sequence[DecisionFilter] = (),
         batch: int = 64,
         adapt: AdaptConfig = AdaptConfig(),
+        device_limits: bool = True,
     ) -> None:
         # adaptation changes weights: keep the caller's network (e.g. the shared default) intact
         self.net = (copy.deepcopy(net) if adapt.steps else net).eval()
@@ -72,6 +73,7 @@ class ModelGenerator(Generator):
         self.filters = tuple(filters)
         self.batch = batch
         self.adapt = adapt
+        self.device_limits = device_limits  # False: unconstrained decoding (TLM-style)
         self.profile: HardwareProfile | None = None
         self.measured: list[tuple[int, Sketch, list[Decision], float]] = []  # (task hash, ...)
         self._fresh = False
@@ -92,7 +94,7 @@ class ModelGenerator(Generator):
 
     def prepare(self, target: Target) -> None:
         self.profile = profile_from_target(target)
-        self.device = tuple(device_filters(self.profile))
+        self.device = tuple(device_filters(self.profile)) if self.device_limits else ()
         self.base_only = False
         experts = self.net.config.experts
         if experts and self.net.router is not None:

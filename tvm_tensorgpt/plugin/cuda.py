@@ -1,0 +1,137 @@
+"""CUDA validity without a GPU: MetaSchedule's postprocessors (VerifyGPUCode for the device's
+limits), then TVM's CUDA code generation and nvcc for the device's arch.
+
+nvcc is optional: where it is missing, or too new for the arch (CUDA 13 dropped sm_72, the Jetson
+Xavier), ``nvcc_problem`` says why and validity stops at VerifyGPUCode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import tvm
+from tvm.s_tir import Schedule
+from tvm.target import Target
+
+STAGES = ("generated", "applied", "postprocessed", "verified", "compiled")
+
+
+def find_nvcc() -> str | None:
+    """nvcc on PATH, else TVM's default CUDA location (/usr/local/cuda)."""
+    found = shutil.which("nvcc")
+    if found is None and Path("/usr/local/cuda/bin/nvcc").exists():
+        found = "/usr/local/cuda/bin/nvcc"
+    return found
+
+
+@lru_cache(maxsize=4)
+def _nvcc_arches(nvcc: str) -> frozenset[str]:
+    out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=60, check=False)
+    return frozenset(a.replace("compute_", "sm_") for a in out.stdout.split())
+
+
+def nvcc_problem(arch: str) -> str | None:
+    """Why nvcc cannot compile for ``arch`` here (None when it can)."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return "nvcc not found (not on PATH, no /usr/local/cuda): validity stops at VerifyGPUCode"
+    arches = _nvcc_arches(nvcc)
+    if arch not in arches:
+        return (f"{nvcc} cannot target {arch} (it knows {', '.join(sorted(arches))}): validity stops at "
+                "VerifyGPUCode")  # fmt: skip
+    return None
+
+
+@contextlib.contextmanager
+def _nvcc_on_path() -> Iterator[None]:
+    """TVM calls ``nvcc`` by name; make the one ``find_nvcc`` found callable for the duration."""
+    nvcc = find_nvcc()
+    if nvcc is None or shutil.which("nvcc"):
+        yield
+        return
+    old = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{Path(nvcc).parent}{os.pathsep}{old}"
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = old
+
+
+def compile_cuda(sch: Schedule, target: Target) -> bytes:
+    """CUDA source by TVM's codegen, compiled to a cubin by nvcc for the target's arch."""
+    from tvm.support.nvcc import compile_cuda as nvcc_compile
+
+    data = json.loads(str(target))
+    arch = str(data["arch"])
+    host = Target({**{k: v for k, v in data.items() if k != "host"}, "host": {"kind": "llvm"}})
+    module = tvm.compile(sch.mod, target=host).mod
+    sources = [m.inspect_source() for m in module.imports if m.kind == "cuda"]
+    if not sources:
+        raise RuntimeError("TVM produced no CUDA module for this schedule")
+    with _nvcc_on_path(), target:
+        return bytes(nvcc_compile(sources[0], target_format="cubin", arch=arch, compiler="nvcc"))
+
+
+@dataclass
+class ValidityCounts:
+    """How many candidates survive each stage (``compiled`` is None where nvcc was not run)."""
+
+    generated: int = 0
+    applied: int = 0
+    postprocessed: int = 0
+    verified: int = 0
+    compiled: int | None = None
+    compile_tried: int = 0
+    nvcc: str | None = None  # why nvcc was not run, if it was not
+
+    def share(self, stage: str) -> float | None:
+        """Fraction of generated candidates that pass ``stage`` (for compiled: of those tried,
+        scaled by the verified share, since nvcc only sees verified candidates)."""
+        if not self.generated:
+            return None
+        if stage == "compiled":
+            if self.compiled is None or not self.compile_tried:
+                return None
+            return self.verified / self.generated * self.compiled / self.compile_tried
+        return getattr(self, stage) / self.generated
+
+
+def check_candidates(context: object, sketches: Sequence[object], proposals: Sequence[object],
+                     compile_limit: int = 0) -> ValidityCounts:  # fmt: skip
+    """Count ``proposals`` (for ``sketches`` of the TuneContext ``context``) through each stage;
+    up to ``compile_limit`` verified ones also go through nvcc when it can target the arch."""
+    postprocs = list(context.space_generator.postprocs)  # type: ignore[attr-defined]
+    verify = [p for p in postprocs if type(p).__name__ == "VerifyGPUCode"]
+    structural = [p for p in postprocs if p not in verify]
+    target = context.target  # type: ignore[attr-defined]
+    problem = nvcc_problem(str(json.loads(str(target)).get("arch"))) if compile_limit else "not asked"
+    counts = ValidityCounts(compiled=None if problem else 0, nvcc=problem)
+    for proposal in proposals:
+        counts.generated += 1
+        try:
+            sch = sketches[proposal.sketch_index].apply(proposal.decisions)  # type: ignore[attr-defined]
+            counts.applied += 1
+            if not all(p.apply(sch) for p in structural):
+                continue
+            counts.postprocessed += 1
+            if not all(p.apply(sch) for p in verify):
+                continue
+        except tvm.TVMError:
+            continue
+        counts.verified += 1
+        if problem is None and counts.compile_tried < compile_limit:
+            counts.compile_tried += 1
+            try:
+                compile_cuda(sch, target)
+                counts.compiled += 1  # type: ignore[operator]
+            except (tvm.TVMError, RuntimeError, ValueError):
+                pass
+    return counts
