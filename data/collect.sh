@@ -3,7 +3,8 @@
 # per-task target (--trials), so re-running the script continues where the databases stop.
 # Source profiles round-robin in growing steps, then the held-out reference (Ansor-style:
 # evolutionary search with TVM's default population and XGBoost, 1000 trials per held-out task).
-# REFERENCE=0 skips the reference (sources only); STEPS sets the per-profile totals.
+# REFERENCE=0 skips the reference (sources only); STEPS sets the per-profile totals; CHUNK the
+# trials per task per tuning call (one measured batch; larger amortises the workers' start-up).
 # Progress: data/records/collect.log. Each command is recorded in its profile's provenance.json.
 set -u
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ PY=${PY:-.venv/bin/python}
 SOURCES="host-avx2-1c host-sse42-2c host-sse42-1c"
 for total in ${STEPS:-1000 2000 3500 5000}; do
   for profile in $SOURCES; do
-    "$PY" -m tvm_tensorgpt collect --profile "$profile" --tasks training --trials 64 --chunk 16 \
+    "$PY" -m tvm_tensorgpt collect --profile "$profile" --tasks training --trials 64 --chunk "${CHUNK:-16}" \
       --max-records "$total" --data-dir data/records
   done
   [ "${REFERENCE:-1}" = 1 ] || continue

@@ -51,3 +51,25 @@ def test_quick_benchmark_runs_every_method_and_reports(tmp_path):
     for row in ("Ansor@1000", "TLM", "TLM-CT", "TensorGPT", "w/o HG", "w/o Routing", "w/o WA", "Quick run"):
         assert f"| {row} |" in text or row in text
     assert (tmp_path / "img" / "results_curves.png").stat().st_size > 0
+
+
+def test_quick_cuda_validity_benchmark(tmp_path):
+    """`benchmarks/validity.py --quick --json`: CUDA candidates for Jetson Orin from the prior with
+    and without the device masks and from the bundled checkpoint, counted through VerifyGPUCode
+    (and nvcc when it can target sm_87); the page and plot are written, a rerun skips every cell."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "validity.py"), "--quick", "--json",
+               "--out", str(tmp_path / "validity"), "--docs", str(tmp_path / "docs")]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)["jetson-orin"]
+    assert sorted(summary) == ["masks", "random", "tensorgpt"]
+    for row in summary.values():
+        assert row["generated"] == 12 and row["tasks"] == 2
+    assert summary["masks"]["verified"] >= summary["random"]["verified"]
+    assert summary["masks"]["share"]["verified"] >= 0.9 and summary["tensorgpt"]["share"]["verified"] >= 0.9
+    cells = (tmp_path / "validity" / "cells.jsonl").read_text().splitlines()
+    assert len(cells) == 6
+    page = (tmp_path / "docs" / "validity.md").read_text()
+    assert "| jetson-orin | tensorgpt | 2 | 12 |" in page and (tmp_path / "docs" / "img" / "validity_gpu.png").exists()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and len((tmp_path / "validity" / "cells.jsonl").read_text().splitlines()) == 6

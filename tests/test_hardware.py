@@ -250,3 +250,28 @@ def test_sse_and_avx2_profiles_compile_different_code():
         asm[name] = executable.mod.inspect_source("asm")
     assert "%ymm" not in asm["host-sse42-2c"] and "%xmm" in asm["host-sse42-2c"]
     assert "%ymm" in asm["host-avx2-2c"]
+
+
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ({"kind": "cuda", "arch": "sm_87", "tag": "nvidia/jetson-agx-orin-64gb"}, None),
+        ({"kind": "cuda", "tag": "nvidia/jetson-agx-orin-64gb"}, 'no "arch"; add "arch": "sm_87"'),
+        ({"kind": "cuda", "arch": "sm_87", "tag": "nvidia/geforce-rtx-4090"}, "tag .* says arch sm_89 but the specs say sm_87"),
+        ({"kind": "cuda", "arch": "sm_87", "max_threads_per_block": 512}, "max_threads_per_block = 512 but the specs"),
+        ({"kind": "cuda", "arch": "sm_87", "max_shared_memory_per_block": 65536}, "smem_per_block_kb = 48"),
+        ({"kind": "cuda", "arch": "sm_87", "tag": "nvidia/no-such-gpu"}, "no target tag 'nvidia/no-such-gpu'"),
+        ({"kind": "llvm", "mcpu": "cortex-a78"}, "needs a CUDA target"),
+    ],
+)
+def test_gpu_profile_target_and_tag_must_agree_with_the_specs(target, message):
+    """A GPU profile round-trips through its dict form; one whose target (or the TVM tag it names)
+    contradicts its limits is refused with both values named."""
+    data = get_profile("jetson-orin").to_dict()
+    assert profile_from_dict(data) == get_profile("jetson-orin")
+    data["target"] = target
+    if message is None:
+        assert profile_from_dict(data).specs == get_profile("jetson-orin").specs
+        return
+    with pytest.raises(ProfileError, match=message):
+        profile_from_dict(data)

@@ -33,6 +33,7 @@ from tvm.target import Target
 from ..hardware import HardwareProfile
 from ..hardware.detect import detect_host
 from ..hardware.runner import local_runner
+from ..language.sketch import TVM_ERRORS
 from ..plugin.builder import local_builder
 from ..plugin.intrinsics import load_tensor_intrinsics
 from ..workloads.tasks import Task
@@ -166,7 +167,7 @@ def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Data
         task_weights=[1.0],
         work_dir=str(work_dir),
         max_trials_global=trials,
-        num_trials_per_iter=min(trials, 16),
+        num_trials_per_iter=trials,  # one batch: each batch costs fresh builder/runner workers
         builder=local_builder(max_workers=os.cpu_count() or 1),
         runner=runner,  # type: ignore[arg-type]
         database=database,
@@ -192,7 +193,7 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
     load_tensor_intrinsics(Target(profile.target))
     counts = records_per_task(database, tasks)
     before = sum(counts.values())
-    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     exhausted = _exhausted(directory)
     _write_provenance(directory, profile, command, started, before, before, exhausted)
     runner = remote.runner() if remote is not None else local_runner(profile)
@@ -215,7 +216,7 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
                 lines = _record_lines(directory)
                 try:
                     _tune_chunk(task, profile, database, runner, need, config, pass_index, directory)
-                except (tvm.TVMError, RuntimeError, ValueError) as err:
+                except TVM_ERRORS as err:
                     logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
                 # the chunk's records are the lines it appended (re-reading the database grows with it)
                 now = counts[task.name] + _record_lines(directory) - lines
@@ -244,7 +245,7 @@ def _write_provenance(directory: Path, profile: HardwareProfile, command: str | 
     run = {
         "command": command or " ".join(sys.argv),
         "started": started,
-        "updated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "updated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "tvm": tvm.__version__,
         "target": profile.target,
         "machine": {"cpu": model, "cores": os.cpu_count()},

@@ -14,11 +14,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import tvm
 from tvm.s_tir import Schedule
 from tvm.s_tir.meta_schedule.database import TuningRecord, Workload
 
 from ..hardware import HardwareProfile
+from ..language.sketch import TVM_ERRORS
 from .collect import DB_FILES, open_database, pack
 
 
@@ -84,7 +84,7 @@ def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path)
             continue
         try:
             record.trace.apply_to_schedule(Schedule(workload.mod), remove_postproc=False)
-        except tvm.TVMError:
+        except TVM_ERRORS:
             report.skip("trace does not replay on its workload", where)
             continue
         key = (shash, json.dumps(body[0]))

@@ -91,6 +91,8 @@ class HardwareProfile:
         if not isinstance(self.specs, expected):
             raise ProfileError(f"profile {self.name!r}: a {self.kind} profile needs {expected.__name__}")
         validate_specs(self.name, self.specs)
+        if isinstance(self.specs, GPUSpecs):
+            check_gpu_target(self.name, self.target, self.specs)
 
     @property
     def bucket(self) -> str:
@@ -102,7 +104,8 @@ class HardwareProfile:
     def raw(self) -> dict[str, Any]:
         """The specs as plain values, derived peak included."""
         out = asdict(self.specs)
-        out["features"] = list(out.get("features", ()))
+        if "features" in out:
+            out["features"] = list(out["features"])
         out["peak_gflops"] = round(self.specs.peak_gflops, 3)
         return out
 
@@ -128,6 +131,46 @@ def validate_specs(name: str, specs: Specs) -> None:
                 f"profile {name!r}: {f.name} = {value} {f.metadata['unit']} is outside the plausible range "
                 f"[{low}, {high}] {f.metadata['unit']} ({f.metadata['doc']}); check the unit"
             )
+
+
+# CUDA target attribute -> (GPUSpecs field, scale from the field to the attribute's unit)
+_CUDA_LIMITS = {
+    "max_threads_per_block": ("max_threads_per_block", 1),
+    "max_shared_memory_per_block": ("smem_per_block_kb", 1024),
+    "thread_warp_size": ("warp_size", 1),
+    "registers_per_block": ("regs_per_block", 1),
+}
+
+
+def check_gpu_target(name: str, target: dict[str, Any], specs: GPUSpecs) -> None:
+    """A GPU profile's target must name its arch and agree with its specs, and so must the TVM
+    target tag it names (a tag's limits are what TVM's VerifyGPUCode will use)."""
+    if target.get("kind") != "cuda":
+        raise ProfileError(f"profile {name!r}: a GPU profile needs a CUDA target, e.g. "
+                           f'{{"kind": "cuda", "arch": "{specs.arch}"}}, not {target!r}')  # fmt: skip
+    sources = {"target": dict(target)}
+    if target.get("tag"):
+        import json
+
+        from tvm.target import Target
+
+        try:
+            sources[f"tag {target['tag']!r}"] = json.loads(str(Target({"tag": target["tag"]})))
+        except Exception as err:  # TVM raises its own error types for an unknown tag
+            raise ProfileError(f"profile {name!r}: TVM has no target tag {target['tag']!r} "
+                               "(tvm.target.tag.list_tags() lists them)") from err  # fmt: skip
+    if not target.get("arch"):  # TVM would quietly take sm_50, even beside a tag
+        raise ProfileError(f'profile {name!r}: the CUDA target has no "arch"; add "arch": "{specs.arch}"')
+    for where, attrs in sources.items():
+        if attrs.get("arch") and attrs["arch"] != specs.arch:
+            raise ProfileError(f"profile {name!r}: {where} says arch {attrs['arch']} but the specs say "
+                               f"{specs.arch}; make them agree")  # fmt: skip
+        for attr, (spec, scale) in _CUDA_LIMITS.items():
+            if attr in attrs:
+                mine = getattr(specs, spec) * scale
+                if int(attrs[attr]) != int(mine):
+                    raise ProfileError(f"profile {name!r}: {where} says {attr} = {attrs[attr]} but the specs "
+                                       f"say {spec} = {getattr(specs, spec)} ({int(mine)}); make them agree")  # fmt: skip
 
 
 def _build_specs(name: str, kind: str, raw: dict[str, Any]) -> Specs:

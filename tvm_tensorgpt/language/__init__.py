@@ -1,12 +1,19 @@
 """The schedule language: MetaSchedule design spaces as prompts, their decisions as responses."""
 
 from .codec import DecodeError, decode_response, prompt_tokens, response_tokens
-from .constraints import DecisionFilter, DecodeContext, DecodingState, is_modelled, legal_values
+from .constraints import (
+    DecisionFilter,
+    DecodeContext,
+    DecodingState,
+    is_modelled,
+    legal_values,
+)
 from .limits import ThreadLimitFilter, device_filters
-from .sketch import Decision, DecisionSlot, Sketch
+from .sketch import TVM_ERRORS, Decision, DecisionSlot, Sketch
 from .vocab import VOCAB, Vocabulary
 
 __all__ = [
+    "TVM_ERRORS",
     "VOCAB",
     "Decision",
     "DecisionFilter",

@@ -36,6 +36,11 @@ _SLOT_KINDS = {
 _PROBE_BEYOND = 1 << 20  # a location index past any loop: TVM snaps it to the deepest legal one
 
 
+# What TVM 0.27 raises through its FFI (there is no tvm.TVMError any more): the C++ error kinds
+# arrive as these built-in types (tvm.error.InternalError is a RuntimeError).
+TVM_ERRORS = (RuntimeError, ValueError, TypeError, IndexError, KeyError)
+
+
 def is_sampling(inst: Instruction) -> bool:
     return inst.kind.name.startswith("Sample")
 
@@ -158,7 +163,7 @@ class Sketch:
 
         try:
             self.trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=provide)
-        except Exception:  # noqa: BLE001 - our _StopReplay comes back through TVM's FFI wrapped
+        except Exception:
             if not found:
                 raise
         return found[0]
@@ -167,7 +172,7 @@ class Sketch:
         """Replay the sketch with ``decisions`` (None = let TVM sample) on a fresh schedule.
 
         Postprocessing instructions are dropped; the caller runs the postprocessors. Raises
-        ``tvm.TVMError`` when the decisions cannot be applied.
+        one of ``TVM_ERRORS`` when the decisions cannot be applied.
         """
         if len(decisions) != len(self.slots):
             raise ValueError(f"{len(decisions)} decisions for {len(self.slots)} slots")

@@ -28,7 +28,15 @@ from tvm.target import Target
 
 from ..hardware import HardwareProfile, profile_from_target
 from ..hardware.vector import Standardizer
-from ..language import VOCAB, Decision, DecisionFilter, Sketch, device_filters, prompt_tokens, response_tokens
+from ..language import (
+    VOCAB,
+    Decision,
+    DecisionFilter,
+    Sketch,
+    device_filters,
+    prompt_tokens,
+    response_tokens,
+)
 from ..plugin.generator import Generator, PriorGenerator, Proposal
 from ..workloads.features import workload_features
 from .checkpoint import load_checkpoint

@@ -21,6 +21,8 @@ import tvm
 from tvm.s_tir import Schedule
 from tvm.target import Target
 
+from ..language.sketch import TVM_ERRORS
+
 STAGES = ("generated", "applied", "postprocessed", "verified", "compiled")
 
 
@@ -108,7 +110,9 @@ def check_candidates(context: object, sketches: Sequence[object], proposals: Seq
                      compile_limit: int = 0) -> ValidityCounts:  # fmt: skip
     """Count ``proposals`` (for ``sketches`` of the TuneContext ``context``) through each stage;
     up to ``compile_limit`` verified ones also go through nvcc when it can target the arch."""
-    postprocs = list(context.space_generator.postprocs)  # type: ignore[attr-defined]
+    from .space import resolved_postprocs
+
+    postprocs = resolved_postprocs(context)  # type: ignore[arg-type]
     verify = [p for p in postprocs if type(p).__name__ == "VerifyGPUCode"]
     structural = [p for p in postprocs if p not in verify]
     target = context.target  # type: ignore[attr-defined]
@@ -124,7 +128,7 @@ def check_candidates(context: object, sketches: Sequence[object], proposals: Seq
             counts.postprocessed += 1
             if not all(p.apply(sch) for p in verify):
                 continue
-        except tvm.TVMError:
+        except TVM_ERRORS:
             continue
         counts.verified += 1
         if problem is None and counts.compile_tried < compile_limit:
@@ -132,6 +136,6 @@ def check_candidates(context: object, sketches: Sequence[object], proposals: Seq
             try:
                 compile_cuda(sch, target)
                 counts.compiled += 1  # type: ignore[operator]
-            except (tvm.TVMError, RuntimeError, ValueError):
+            except TVM_ERRORS:
                 pass
     return counts

@@ -28,7 +28,7 @@ from tvm.s_tir.meta_schedule.profiler import Profiler
 from tvm.s_tir.meta_schedule.runner import RunnerResult
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy, SearchStrategy
 
-from ..language import Decision, Sketch
+from ..language import TVM_ERRORS, Decision, Sketch
 from .generator import Generator
 from .space import resolved_postprocs
 
@@ -243,7 +243,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         for space in design_spaces:
             try:
                 sketches.append(Sketch.from_schedule(context.mod, space))
-            except tvm.TVMError as err:
+            except TVM_ERRORS as err:
                 self._log(logging.WARNING, "TensorGPT: skipping a design space it cannot analyse: %s", err)
         if not sketches:
             self._log(logging.WARNING, 
@@ -266,7 +266,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             sch = Schedule(context.mod, debug_mask="none", error_render_level="none")
             try:
                 record.trace.apply_to_schedule(sch, remove_postproc=False)
-            except tvm.TVMError:
+            except TVM_ERRORS:
                 continue
             state.measured.add(int(tvm_ffi.structural_hash(sch.mod)))
         state.trials = min(len(state.measured), state.max_trials)
@@ -285,7 +285,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             for postproc in self.postprocs:
                 if not postproc.apply(sch):
                     return None
-        except tvm.TVMError:
+        except TVM_ERRORS:
             return None
         return sch
 
