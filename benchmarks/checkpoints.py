@@ -12,6 +12,9 @@ What each method is (all trained on the same source records, held-out tasks and 
 - ``tlm-ct``: ``tlm`` trained ``ct_epochs`` more on the same data (the data TensorGPT's extra
   stages use), so it sees as much training as TensorGPT.
 - ``no-hg``: ``tlm``'s base (no bucket, no prefix) with experts and router as TensorGPT.
+- ``tensorgpt-gpu``: TensorGPT's base with one more expert per source GPU, trained on its validity
+  labels (data/validity: VerifyGPUCode-verified CUDA candidates, weight 1; no timings), and a router
+  over all of them. Not bundled: the validity benchmark compares it with the bundled default.
 
 Every step resumes (the trainer's own resume) and a finished folder is reused as it is.
 """
@@ -25,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+VALIDITY = HERE.parent / "data" / "validity"
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Recipe:
     ct_epochs: int = 1
     hidden: int = 256
     layers: int = 4
-    limit: int | None = None  # records read per source profile (None: all)
+    limit: int | None = None  # records read per source profile, verified examples per GPU (None: all)
     threads: int = 1
 
 
@@ -48,6 +52,21 @@ def _examples(data_dir: str, prompt: str, recipe: Recipe):
     from tvm_tensorgpt.train.trainer import load_examples
 
     return load_examples(data_dir, variant_config("tensorgpt" if prompt == "bucket" else "tlm"), limit=recipe.limit)
+
+
+def _gpu_examples(limit: int | None) -> dict:
+    """The source GPUs' validity labels (data/validity, `tensorgpt data validity`) as examples."""
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.config import variant_config
+    from tvm_tensorgpt.train.validity import validity_examples
+
+    files = sorted(VALIDITY.glob("*.jsonl.gz"))
+    if not files:
+        raise SystemExit(f"no validity labels in {VALIDITY}: make them with `tensorgpt data validity`")
+    config, standardizer = variant_config("tensorgpt"), universe_standardizer()
+    out = {f.name.removesuffix(".jsonl.gz"): validity_examples(f, config, standardizer) for f in files}
+    # at most ``limit`` per GPU, spread evenly over the tasks (the labels are in task order)
+    return {name: rows[:: max(1, len(rows) // limit)][:limit] if limit else rows for name, rows in out.items()}
 
 
 def _finished(folder: Path, stages: int | bool) -> bool:
@@ -87,10 +106,12 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
             examples = [e for rows in _examples(data_dir, "target", recipe).values() for e in rows]
             ct = TrainConfig(epochs=recipe.ct_epochs, threads=recipe.threads, seed=1)
             train(examples, folder, variant_config("tlm", **sizes), ct, init)
-    elif method in ("tensorgpt", "no-hg", "no-routing", "no-wa"):
-        base = {"tensorgpt": "tensorgpt-base", "no-hg": "tlm"}.get(method, "tensorgpt")
+    elif method in ("tensorgpt", "tensorgpt-gpu", "no-hg", "no-routing", "no-wa"):
+        base = {"tensorgpt": "tensorgpt-base", "tensorgpt-gpu": "tensorgpt-base", "no-hg": "tlm"}.get(method, "tensorgpt")
         if not _finished(folder, method != "no-routing"):
             by_profile = _examples(data_dir, "target" if method == "no-hg" else "bucket", recipe)
+            if method == "tensorgpt-gpu":
+                by_profile = {**by_profile, **_gpu_examples(recipe.limit)}
             train_experts(by_profile, build(base, root, data_dir, recipe, sources), folder, experts,
                           routing="uniform" if method == "no-routing" else "learned",
                           workload_aware=method != "no-wa")  # fmt: skip
@@ -117,10 +138,12 @@ def main() -> None:
     parser.add_argument("--data-dir", default=str(HERE.parent / "data" / "records"))
     parser.add_argument("--out", default=str(HERE / "checkpoints"))
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--limit", type=int, default=None,
+                        help="records read per source profile (and verified examples per GPU); default all")
     parser.add_argument("--from-bundled", action="store_true",
                         help="derive the ablations from the bundled default instead of training tensorgpt")
     args = parser.parse_args()
-    recipe = Recipe(threads=args.threads)
+    recipe = Recipe(threads=args.threads, limit=args.limit)
     sources = {}
     if args.from_bundled:
         from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT

@@ -10,7 +10,8 @@ MetaSchedule's CUDA postprocessors â†’ VerifyGPUCode with the device's limits â†
 ``--compile`` verified ones) TVM's CUDA codegen + nvcc for the device's arch. Methods: ``random``
 (uniform legal decisions, no device masks), ``tlm`` (the TLM checkpoint of benchmarks/checkpoints,
 no hardware grounding, no masks), ``masks`` (uniform under the device masks), ``tensorgpt`` (the
-bundled checkpoint with the device masks). Cells are appended to ``cells.jsonl`` (a rerun skips
+bundled checkpoint with the device masks), ``tensorgpt-gpu`` (its base with GPU experts trained on
+validity labels, benchmarks/checkpoints.py, with the masks). Cells are appended to ``cells.jsonl`` (a rerun skips
 finished ones) and ``docs/validity.md`` + ``docs/img/validity_gpu.png`` are regenerated.
 """
 
@@ -31,7 +32,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 PROFILES = ("rtx4090", "jetson-xavier", "jetson-orin")
-METHODS = ("random", "tlm", "masks", "tensorgpt")
+METHODS = ("random", "tlm", "masks", "tensorgpt", "tensorgpt-gpu")
 STAGES = ("postprocessed", "verified", "compiled")
 
 
@@ -45,11 +46,11 @@ def generator_for(method: str, quick: bool):
         return PriorGenerator()
     if method == "tensorgpt":
         return default_generator()
-    if method == "tlm":
+    if method in ("tlm", "tensorgpt-gpu"):
         from checkpoints import checkpoint_for
 
-        folder = checkpoint_for("tlm", HERE / "checkpoints", str(ROOT / "data" / "records"), quick)
-        return ModelGenerator.from_checkpoint(folder, device_limits=False)
+        folder = checkpoint_for(method, HERE / "checkpoints", str(ROOT / "data" / "records"), quick)
+        return ModelGenerator.from_checkpoint(folder, device_limits=method != "tlm")
     raise SystemExit(f"unknown method {method!r}; known: {', '.join(METHODS)}")
 
 
@@ -121,7 +122,7 @@ def report(cells: list[dict], command: str, out_md: Path, out_png: Path) -> None
     for ax, profile in zip(axes[0], profiles):
         x = np.arange(len(methods))
         verified = [summary[profile].get(m, {}).get("share", {}).get("verified", 0) * 100 for m in methods]
-        ax.bar(x, verified, color=["#bbbbbb", "#999999", "#7fb3d5", "#1f77b4"][: len(methods)])
+        ax.bar(x, verified, color=["#bbbbbb", "#999999", "#7fb3d5", "#1f77b4", "#2ca02c"][: len(methods)])
         for i, v in enumerate(verified):
             ax.text(i, v + 1, f"{v:.0f}", ha="center", fontsize=8)
         ax.set_xticks(x, methods)
@@ -176,7 +177,7 @@ def report(cells: list[dict], command: str, out_md: Path, out_png: Path) -> None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profiles", default=",".join(PROFILES))
-    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--methods", default=",".join(METHODS[:4]))
     parser.add_argument("--tasks", type=int, default=None, help="the first N held-out tasks (default all)")
     parser.add_argument("--candidates", type=int, default=32)
     parser.add_argument("--compile", type=int, default=4, help="verified candidates per cell sent to nvcc")

@@ -46,3 +46,39 @@ def test_nvcc_that_cannot_target_the_arch_says_so():
     if cuda.find_nvcc() is None:
         pytest.skip("nvcc not found")
     assert "cannot target sm_10" in cuda.nvcc_problem("sm_10")
+
+
+def test_gpu_validity_labels_train_a_gpu_expert(tmp_path):
+    """`data validity` labels unmasked CUDA candidates of training tasks with VerifyGPUCode for a
+    source GPU (resumable, never the held-out Orin nor a CPU); the verified ones are weight-1
+    examples, and `train --stage experts --validity-dir` gives that GPU an expert of its own."""
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tensorgpt.cli import main
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.checkpoint import load_checkpoint, read_config
+    from tvm_tensorgpt.train.validity import _labelled, validity_examples
+
+    labels = tmp_path / "validity"
+    argv = ["data", "validity", "--profile", "rtx4090", "--per-task", "6", "--tasks", "12", "--out", str(labels)]
+    assert main(argv) == 0
+    rows = _labelled(labels / "rtx4090.jsonl.gz")
+    assert len(rows) == 72 and 0 < sum(r["verified"] for r in rows) < 72
+    assert main(argv) == 0 and len(_labelled(labels / "rtx4090.jsonl.gz")) == 72  # resumed: nothing twice
+    assert main(argv[:3] + ["jetson-orin"] + argv[4:]) == 2
+    assert main(argv[:3] + ["host-avx2-1c"] + argv[4:]) == 2
+
+    data = tmp_path / "records"
+    ms.tune_tir(get_workload("matmul-128").build(), get_profile("host-sse42-1c").target, str(data / "host-sse42-1c"),
+                max_trials_global=8, num_trials_per_iter=8, strategy="replay-trace", builder="tensorgpt",
+                num_tuning_cores=1)  # fmt: skip
+    base, experts = tmp_path / "base", tmp_path / "experts"
+    tiny = ["--data-dir", str(data), "--epochs", "1", "--batch", "4", "--hidden", "32", "--layers", "1"]
+    assert main(["train", "--out", str(base), *tiny]) == 0
+    examples = validity_examples(labels / "rtx4090.jsonl.gz", read_config(base), universe_standardizer())
+    assert examples and all(e.weight == 1.0 and e.hardware is not None for e in examples)
+    assert main(["train", "--stage", "experts", "--base", str(base), "--out", str(experts),
+                 "--validity-dir", str(labels), *tiny]) == 0  # fmt: skip
+    assert load_checkpoint(experts)[0].config.experts == ("host-sse42-1c", "rtx4090")
+    assert main(["train", "--stage", "experts", "--base", str(base), "--out", str(tmp_path / "x"),
+                 "--validity-dir", str(tmp_path), *tiny]) == 2  # fmt: skip

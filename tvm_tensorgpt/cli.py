@@ -14,6 +14,11 @@ import json
 import sys
 import tempfile
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model.config import ModelConfig
 
 STRATEGIES = ("tensorgpt", "evolutionary", "replay-trace", "replay-func")
 
@@ -75,6 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--json", action="store_true")
     stats.add_argument("--data-dir", default="data/records")
     stats.add_argument("--reference-dir", default="data/reference")
+    validity = data_sub.add_parser("validity", help="label unmasked CUDA candidates of the training tasks with "
+                                   "VerifyGPUCode for a source GPU (the GPU experts' data; resumable)")
+    validity.add_argument("--profile", required=True, help="a source GPU profile (rtx4090, jetson-xavier)")
+    validity.add_argument("--per-task", type=int, default=16, help="candidates per task (default 16)")
+    validity.add_argument("--tasks", type=int, default=None, help="the first N training tasks (default all)")
+    validity.add_argument("--out", default="data/validity")
 
     train = sub.add_parser("train", help="train the generator on the measured records (resumable)")
     train.add_argument("--out", required=True, help="checkpoint folder (re-running resumes)")
@@ -87,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="tensorgpt | no-hg | no-routing | no-wa | tlm (the benchmark's rows)")
     train.add_argument("--data-dir", default="data/records")
     train.add_argument("--profiles", help="comma-separated source profiles (default: every one in --data-dir)")
+    train.add_argument("--validity-dir", help="also train on the GPU validity labels there (`data validity`): "
+                       "one more expert per labelled GPU")
     train.add_argument("--epochs", type=int, default=3)
     train.add_argument("--batch", type=int, default=16)
     train.add_argument("--lr", type=float, default=1e-3)
@@ -269,6 +282,19 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 def _cmd_data(args: argparse.Namespace) -> int:
     from .data.stats import data_stats
 
+    if args.data_command == "validity":
+        from .hardware import get_profile
+        from .train.validity import label_tasks
+        from .workloads.tasks import training_tasks
+
+        try:
+            totals = label_tasks(get_profile(args.profile), training_tasks()[: args.tasks], args.per_task, args.out)
+        except ValueError as err:
+            raise _UsageError(str(err)) from None
+        print(f"{args.profile}: {totals['verified']} of {totals['candidates']} candidates verified over "
+              f"{totals['tasks']} tasks ({args.out})")  # fmt: skip
+        return 0
+
     stats = data_stats(args.data_dir, args.reference_dir)
     if args.json:
         print(json.dumps(stats, indent=1))
@@ -300,15 +326,29 @@ def _cmd_train(args: argparse.Namespace) -> int:
             if args.variant not in EXPERT_VARIANTS:
                 raise _UsageError(f"variant {args.variant} has no experts; experts: {', '.join(EXPERT_VARIANTS)}")
             by_profile = load_examples(args.data_dir, read_config(args.base), profiles)
+            by_profile |= _validity_examples(args.validity_dir, read_config(args.base))
             state = train_experts(by_profile, args.base, args.out, config, model.routing, model.workload_aware)
         else:
-            by_profile = load_examples(args.data_dir, model, profiles)
+            by_profile = load_examples(args.data_dir, model, profiles) | _validity_examples(args.validity_dir, model)
             state = train([e for rows in by_profile.values() for e in rows], args.out, model, config, args.init)
     except (ValueError, FileNotFoundError) as err:
         raise _UsageError(str(err)) from None
     last = state["history"][-1] if state["history"] else {}
     print(f"{args.out}: trained ({args.stage}); last {last}")
     return 0
+
+
+def _validity_examples(directory: str | None, model: ModelConfig) -> dict:
+    """GPU profile -> its verified validity labels as examples (none without ``--validity-dir``)."""
+    if directory is None:
+        return {}
+    from .hardware import universe_standardizer
+    from .train.validity import validity_examples
+
+    files = sorted(Path(directory).glob("*.jsonl.gz"))
+    if not files:
+        raise _UsageError(f"no validity labels (*.jsonl.gz) in {directory}; make them with `data validity`")
+    return {f.name.removesuffix(".jsonl.gz"): validity_examples(f, model, universe_standardizer()) for f in files}
 
 
 def _cmd_bundle(args: argparse.Namespace) -> int:

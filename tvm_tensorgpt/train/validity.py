@@ -1,0 +1,119 @@
+"""GPU training signal without timings: validity labels.
+
+Nothing measures CUDA here, but TVM verifies (and nvcc compiles) CUDA without a GPU. For a source
+GPU profile, uniform legal decision sets *without* device masks for the training tasks' CUDA
+design spaces are labelled by MetaSchedule's CUDA postprocessors, VerifyGPUCode with the device's
+limits included. The verified ones become examples of weight 1 (there is no latency to rank them):
+a GPU expert learns where the device's valid region lies, not what is fast there. Labels are kept
+per profile in ``data/validity/PROFILE.jsonl.gz`` (one line per candidate, appended per task, so a
+killed labelling resumes); Jetson Orin, the held-out GPU, is never labelled.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from tvm.s_tir import meta_schedule as ms
+from tvm.target import Target
+
+from ..hardware import HardwareProfile, get_profile
+from ..hardware.vector import Standardizer
+from ..language import TVM_ERRORS, VOCAB, Sketch, prompt_tokens, response_tokens
+from ..model.config import ModelConfig
+from ..plugin.generator import PriorGenerator
+from ..plugin.intrinsics import load_tensor_intrinsics
+from ..plugin.space import resolved_postprocs
+from ..workloads.features import workload_features
+from ..workloads.tasks import Task, get_task
+from .sft import Example
+
+logger = logging.getLogger(__name__)
+
+HELDOUT_GPU = "jetson-orin"
+
+
+def _context(task: Task, target: Target, seed: int) -> tuple[ms.TuneContext, list[Sketch]]:
+    context = ms.TuneContext(mod=task.mod, target=target, space_generator="post-order-apply",
+                             search_strategy="replay-trace", num_threads=1, rand_state=seed)  # fmt: skip
+    return context, [Sketch.from_schedule(context.mod, s) for s in context.generate_design_space()]
+
+
+def _labelled(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def label_tasks(profile: HardwareProfile, tasks: Sequence[Task], per_task: int, out_dir: str | Path,
+                seed: int = 0) -> dict[str, int]:  # fmt: skip
+    """Label ``per_task`` unmasked candidates of every task not labelled yet; returns the totals."""
+    from tqdm import tqdm
+
+    if profile.kind != "gpu":
+        raise ValueError(f"{profile.name} is not a GPU profile: CPU profiles have measured records")
+    if profile.name == HELDOUT_GPU:
+        raise ValueError(f"{HELDOUT_GPU} is the held-out GPU: it never provides training data")
+    path = Path(out_dir) / f"{profile.name}.jsonl.gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = {row["task"] for row in _labelled(path)}
+    target = Target(profile.target)
+    load_tensor_intrinsics(target)
+    prior = PriorGenerator(device_limits=False)
+    for task in tqdm([t for t in tasks if t.name not in done], desc=f"label {profile.name}", unit="task"):
+        rng = np.random.default_rng([seed, zlib.crc32(task.name.encode())])
+        context, sketches = _context(task, target, seed)
+        postprocs = resolved_postprocs(context)
+        rows = []
+        for proposal in prior.generate(sketches, per_task, rng):
+            try:
+                sch = sketches[proposal.sketch_index].apply(proposal.decisions)
+                decisions = sketches[proposal.sketch_index].read_decisions(sch.trace)
+                verified = all(p.apply(sch) for p in postprocs)
+            except TVM_ERRORS:
+                decisions, verified = proposal.decisions, False
+            rows.append({"task": task.name, "sketch": proposal.sketch_index, "verified": verified,
+                         "decisions": [list(d) if isinstance(d, tuple) else d for d in decisions]})  # fmt: skip
+        with gzip.open(path, "at", encoding="utf-8") as f:  # one gzip member per task: appendable
+            f.writelines(json.dumps(row) + "\n" for row in rows)
+        done.add(task.name)
+    rows = _labelled(path)
+    return {"candidates": len(rows), "verified": sum(r["verified"] for r in rows), "tasks": len(done)}
+
+
+def validity_examples(path: str | Path, model: ModelConfig, standardizer: Standardizer) -> list[Example]:
+    """The verified candidates of one profile's label file as weight-1 examples."""
+    path = Path(path)
+    profile = get_profile(path.name.removesuffix(".jsonl.gz"))
+    if profile.name == HELDOUT_GPU:
+        raise ValueError(f"{HELDOUT_GPU} is the held-out GPU: it never provides training data")
+    target = Target(profile.target)
+    load_tensor_intrinsics(target)
+    vector = tuple(float(x) for x in standardizer(profile))
+    tokens = model.hardware_tokens(profile)
+    by_task: dict[str, list[dict]] = {}
+    for row in _labelled(path):
+        if row["verified"]:
+            by_task.setdefault(row["task"], []).append(row)
+    examples = []
+    for name, rows in by_task.items():
+        task = get_task(name)
+        _, sketches = _context(task, target, 0)
+        workload = tuple(float(x) for x in workload_features(task.mod))
+        seen: set[tuple[int, ...]] = set()
+        for row in rows:
+            sketch = sketches[row["sketch"]]
+            decisions = [tuple(d) if isinstance(d, list) else d for d in row["decisions"]]
+            response = VOCAB.encode(response_tokens(sketch, decisions))
+            if tuple(response) in seen:
+                continue
+            seen.add(tuple(response))
+            examples.append(Example(VOCAB.encode(prompt_tokens(sketch, tokens)), response, vector, 1.0, workload))
+    logger.info("%s: %d verified examples from %d tasks", profile.name, len(examples), len(by_task))
+    return examples
