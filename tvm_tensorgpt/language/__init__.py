@@ -2,9 +2,11 @@
 
 from .codec import DecodeError, decode_response, prompt_tokens, response_tokens
 from .constraints import (
+    ContextFilter,
     DecisionFilter,
     DecodeContext,
     DecodingState,
+    Filter,
     is_modelled,
     legal_values,
 )
@@ -15,12 +17,14 @@ from .vocab import VOCAB, Vocabulary
 __all__ = [
     "TVM_ERRORS",
     "VOCAB",
+    "ContextFilter",
     "Decision",
     "DecisionFilter",
     "DecisionSlot",
     "DecodeContext",
     "DecodeError",
     "DecodingState",
+    "Filter",
     "Sketch",
     "ThreadLimitFilter",
     "Vocabulary",

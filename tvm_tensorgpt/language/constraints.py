@@ -3,8 +3,8 @@
 A generator that only ever picks from ``DecodingState.legal_tokens()`` produces structurally valid
 decision sets by construction: tile factors multiply to the loop extent, the innermost factor
 respects ``max_innermost_factor``, categorical indices are in range and compute locations are ones
-TVM accepts. Device limits plug in as extra ``DecisionFilter``s (e.g. a vector-width or
-threads-per-block mask from the hardware profile); a filter that would leave nothing legal is
+TVM accepts. Device limits plug in as extra filters (``DecisionFilter``, or ``ContextFilter`` when
+the limit spans slots, e.g. threads per block from the hardware profile); a filter that would leave nothing legal is
 ignored for that step so decoding always finishes.
 """
 
@@ -14,7 +14,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, Union
 
 from .codec import decision_tokens
 from .sketch import CATEGORICAL, LOCATION, TILE, Decision, DecisionSlot, Sketch
@@ -35,12 +35,22 @@ class DecisionFilter(Protocol):
 
 @dataclass(frozen=True)
 class DecodeContext:
-    """Where decoding stands, for filters whose limit spans slots (they define ``narrow(context,
-    slot, prefix, values)``; e.g. threads per block multiply factors of several tiles)."""
+    """Where decoding stands, for filters whose limit spans slots (``ContextFilter``; e.g.
+    threads per block multiply factors of several tiles)."""
 
     sketch: Sketch
     index: int  # the slot being decoded
     decided: tuple[Decision, ...]  # the slots before it
+
+
+class ContextFilter(Protocol):
+    """A ``DecisionFilter`` that also sees the sketch and the slots decided so far."""
+
+    def narrow(self, context: DecodeContext, slot: DecisionSlot, prefix: tuple[int, ...],
+               values: list[int]) -> list[int]: ...  # fmt: skip
+
+
+Filter = Union[DecisionFilter, ContextFilter]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -91,7 +101,7 @@ def is_modelled(slot: DecisionSlot) -> bool:
 def legal_values(
     slot: DecisionSlot,
     prefix: tuple[int, ...],
-    filters: Sequence[DecisionFilter] = (),
+    filters: Sequence[Filter] = (),
     locations: Sequence[int] | None = None,
     context: DecodeContext | None = None,
 ) -> list[int]:
@@ -110,7 +120,7 @@ def legal_values(
                 continue
             narrowed = f.narrow(context, slot, prefix, values)
         else:
-            narrowed = f(slot, prefix, values)
+            narrowed = f(slot, prefix, values)  # type: ignore[operator]
         if narrowed:
             values = narrowed
         else:
@@ -131,7 +141,7 @@ class DecodingState:
     def __init__(
         self,
         sketch: Sketch,
-        filters: Sequence[DecisionFilter] = (),
+        filters: Sequence[Filter] = (),
         vocab: Vocabulary = VOCAB,
         tvm_locations: bool = False,
     ) -> None:

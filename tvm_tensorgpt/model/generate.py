@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..language import VOCAB, Decision, DecisionFilter, DecodingState, Sketch, prompt_tokens
+from ..language import VOCAB, Decision, DecodingState, Filter, Sketch, prompt_tokens
 from .network import TensorGPTNetwork
 
 
@@ -46,7 +46,7 @@ def sample_decisions(
     hardware: torch.Tensor | None,
     rng: torch.Generator,
     config: SamplingConfig = SamplingConfig(),
-    filters: Sequence[DecisionFilter] = (),
+    filters: Sequence[Filter] = (),
     workload: torch.Tensor | None = None,
     gates: torch.Tensor | None = None,
 ) -> list[list[Decision]]:

@@ -31,7 +31,7 @@ from ..hardware.vector import Standardizer
 from ..language import (
     VOCAB,
     Decision,
-    DecisionFilter,
+    Filter,
     Sketch,
     device_filters,
     prompt_tokens,
@@ -69,7 +69,7 @@ class ModelGenerator(Generator):
         net: TensorGPTNetwork,
         standardizer: Standardizer,
         sampling: SamplingConfig = SamplingConfig(),
-        filters: Sequence[DecisionFilter] = (),
+        filters: Sequence[Filter] = (),
         batch: int = 64,
         adapt: AdaptConfig = AdaptConfig(),
         device_limits: bool = True,
@@ -88,7 +88,7 @@ class ModelGenerator(Generator):
         self._optimizer: torch.optim.Optimizer | None = None
         self.source = "network"
         self.base_only = False
-        self.device: tuple[DecisionFilter, ...] = ()  # the device's limits as masks (prepare)
+        self.device: tuple[Filter, ...] = ()  # the device's limits as masks (prepare)
 
     def describe(self) -> str:
         return f"{self.source}" + (f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else "")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from tvm.target import Target
 
-from ..language import Decision, DecisionFilter, DecodingState, Sketch, device_filters
+from ..language import Decision, DecodingState, Filter, Sketch, device_filters
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,12 @@ class PriorGenerator(Generator):
     ``probe_locations=True`` decodes them here instead, from the probed legal set (slower).
     """
 
-    def __init__(self, filters: Sequence[DecisionFilter] = (), probe_locations: bool = False,
+    def __init__(self, filters: Sequence[Filter] = (), probe_locations: bool = False,
                  device_limits: bool = True) -> None:  # fmt: skip
         self.filters = tuple(filters)
         self.probe_locations = probe_locations
         self.device_limits = device_limits
-        self.device: tuple[DecisionFilter, ...] = ()
+        self.device: tuple[Filter, ...] = ()
 
     def prepare(self, target: Target) -> None:
         """With ``device_limits``, the target's device limits become masks (threads per block)."""
