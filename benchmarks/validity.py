@@ -33,7 +33,6 @@ sys.path.insert(0, str(HERE))
 
 PROFILES = ("rtx4090", "jetson-xavier", "jetson-orin")
 METHODS = ("random", "tlm", "masks", "tensorgpt", "tensorgpt-gpu")
-STAGES = ("postprocessed", "verified", "compiled")
 
 
 def generator_for(method: str, quick: bool):

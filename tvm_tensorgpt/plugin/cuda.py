@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tvm
 from tvm.s_tir import Schedule
@@ -23,7 +24,11 @@ from tvm.target import Target
 
 from ..language.sketch import TVM_ERRORS
 
-STAGES = ("generated", "applied", "postprocessed", "verified", "compiled")
+if TYPE_CHECKING:
+    from tvm.s_tir.meta_schedule import TuneContext
+
+    from ..language import Sketch
+    from .generator import Proposal
 
 
 def find_nvcc() -> str | None:
@@ -106,22 +111,22 @@ class ValidityCounts:
         return getattr(self, stage) / self.generated
 
 
-def check_candidates(context: object, sketches: Sequence[object], proposals: Sequence[object],
+def check_candidates(context: TuneContext, sketches: Sequence[Sketch], proposals: Sequence[Proposal],
                      compile_limit: int = 0) -> ValidityCounts:  # fmt: skip
     """Count ``proposals`` (for ``sketches`` of the TuneContext ``context``) through each stage;
     up to ``compile_limit`` verified ones also go through nvcc when it can target the arch."""
     from .space import resolved_postprocs
 
-    postprocs = resolved_postprocs(context)  # type: ignore[arg-type]
+    postprocs = resolved_postprocs(context)
     verify = [p for p in postprocs if type(p).__name__ == "VerifyGPUCode"]
     structural = [p for p in postprocs if p not in verify]
-    target = context.target  # type: ignore[attr-defined]
+    target = context.target
     problem = nvcc_problem(str(json.loads(str(target)).get("arch"))) if compile_limit else "not asked"
     counts = ValidityCounts(compiled=None if problem else 0, nvcc=problem)
     for proposal in proposals:
         counts.generated += 1
         try:
-            sch = sketches[proposal.sketch_index].apply(proposal.decisions)  # type: ignore[attr-defined]
+            sch = sketches[proposal.sketch_index].apply(proposal.decisions)
             counts.applied += 1
             if not all(p.apply(sch) for p in structural):
                 continue
