@@ -55,17 +55,12 @@ def _examples(data_dir: str, prompt: str, recipe: Recipe):
 
 
 def _gpu_examples(limit: int | None) -> dict:
-    """The source GPUs' validity labels (data/validity, `tensorgpt data validity`) as examples."""
-    from tvm_tensorgpt.hardware import universe_standardizer
+    """The source GPUs' validity labels (data/validity) as examples, at most ``limit`` per GPU
+    spread evenly over the tasks (the labels are in task order)."""
     from tvm_tensorgpt.model.config import variant_config
-    from tvm_tensorgpt.train.validity import validity_examples
+    from tvm_tensorgpt.train.validity import load_validity_examples
 
-    files = sorted(VALIDITY.glob("*.jsonl.gz"))
-    if not files:
-        raise SystemExit(f"no validity labels in {VALIDITY}: make them with `tensorgpt data validity`")
-    config, standardizer = variant_config("tensorgpt"), universe_standardizer()
-    out = {f.name.removesuffix(".jsonl.gz"): validity_examples(f, config, standardizer) for f in files}
-    # at most ``limit`` per GPU, spread evenly over the tasks (the labels are in task order)
+    out = load_validity_examples(VALIDITY, variant_config("tensorgpt"))
     return {name: rows[:: max(1, len(rows) // limit)][:limit] if limit else rows for name, rows in out.items()}
 
 

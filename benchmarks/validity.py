@@ -56,20 +56,15 @@ def generator_for(method: str, quick: bool):
 def run_cell(profile: str, method: str, task_name: str, candidates: int, compile_limit: int, seed: int,
              generator) -> dict:  # fmt: skip
     import tvm
-    from tvm.s_tir import meta_schedule as ms
 
     from tvm_tensorgpt.hardware import get_profile
-    from tvm_tensorgpt.language import Sketch
     from tvm_tensorgpt.plugin.cuda import check_candidates
-    from tvm_tensorgpt.plugin.intrinsics import load_tensor_intrinsics
+    from tvm_tensorgpt.train.dataset import design_context
     from tvm_tensorgpt.workloads.tasks import get_task
 
     target = tvm.target.Target(get_profile(profile).target)
-    load_tensor_intrinsics(target)
     task = get_task(task_name)
-    context = ms.TuneContext(mod=task.mod, target=target, space_generator="post-order-apply",
-                             search_strategy="replay-trace", num_threads=1, rand_state=seed)  # fmt: skip
-    sketches = [Sketch.from_schedule(context.mod, s) for s in context.generate_design_space()]
+    context, sketches = design_context(task.mod, target, seed)
     start = time.perf_counter()
     generator.prepare(target)
     proposals = generator.generate(sketches, candidates, np.random.default_rng(seed))

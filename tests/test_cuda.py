@@ -39,7 +39,7 @@ def test_without_nvcc_validity_stops_at_verify_gpu_code(monkeypatch):
     context, sketches, proposals = _orin_matmul()
     counts = cuda.check_candidates(context, sketches, proposals, compile_limit=2)
     assert counts.verified >= 1 and counts.compiled is None and counts.compile_tried == 0
-    assert "nvcc not found" in counts.nvcc and counts.share("compiled") is None
+    assert "nvcc not found" in counts.nvcc
 
 
 def test_nvcc_that_cannot_target_the_arch_says_so():

@@ -340,15 +340,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _validity_examples(directory: str | None, model: ModelConfig) -> dict:
     """GPU profile -> its verified validity labels as examples (none without ``--validity-dir``)."""
-    if directory is None:
-        return {}
-    from .hardware import universe_standardizer
-    from .train.validity import validity_examples
+    from .train.validity import load_validity_examples
 
-    files = sorted(Path(directory).glob("*.jsonl.gz"))
-    if not files:
-        raise _UsageError(f"no validity labels (*.jsonl.gz) in {directory}; make them with `data validity`")
-    return {f.name.removesuffix(".jsonl.gz"): validity_examples(f, model, universe_standardizer()) for f in files}
+    return load_validity_examples(directory, model) if directory is not None else {}
 
 
 def _cmd_bundle(args: argparse.Namespace) -> int:

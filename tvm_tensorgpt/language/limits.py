@@ -21,7 +21,7 @@ import tvm
 from tvm.s_tir import Schedule
 from tvm.sym import detect_linear_equation
 
-from .constraints import DecodeContext, _divisors
+from .constraints import ContextFilter, DecodeContext, _divisors
 from .sketch import TILE, DecisionSlot, Sketch, is_sampling
 
 if TYPE_CHECKING:
@@ -180,26 +180,26 @@ def bound_positions(sketch: Sketch) -> BoundPositions:
                           tuple(versions))  # fmt: skip
 
 
-class _TraceFilter:
-    """A decoding mask that reads a sketch's trace once (``bound_positions``) and caches it."""
-
-    def __init__(self) -> None:
-        self._cache: dict[int, tuple[Sketch, BoundPositions]] = {}
-
-    def _bound(self, sketch: Sketch) -> BoundPositions:
-        cached = self._cache.get(id(sketch))
-        if cached is None or cached[0] is not sketch:
-            cached = (sketch, bound_positions(sketch))
-            self._cache[id(sketch)] = cached
-        return cached[1]
+_ANALYSED: dict[int, tuple[Sketch, BoundPositions]] = {}
+_ANALYSED_MAX = 256  # sketches of the tasks being tuned; older ones are dropped
 
 
-class ThreadLimitFilter(_TraceFilter):
+def analysed(sketch: Sketch) -> BoundPositions:
+    """``bound_positions(sketch)``, computed once per sketch for every filter and helper (the walk
+    builds schedules to read the blocks' access regions)."""
+    cached = _ANALYSED.get(id(sketch))
+    if cached is None or cached[0] is not sketch:
+        if len(_ANALYSED) >= _ANALYSED_MAX:
+            _ANALYSED.pop(next(iter(_ANALYSED)))
+        cached = _ANALYSED[id(sketch)] = (sketch, bound_positions(sketch))
+    return cached[1]
+
+
+class ThreadLimitFilter:
     """Masks tile factors bound to threads so a block stays within ``max_threads`` (and the
     sketch's minimum) and its virtual threads within ``max_vthreads``."""
 
     def __init__(self, max_threads: int, max_vthreads: int = MAX_VTHREADS) -> None:
-        super().__init__()
         if max_threads < 1:
             raise ValueError(f"max_threads must be positive, not {max_threads}")
         self.max_threads = max_threads
@@ -215,7 +215,7 @@ class ThreadLimitFilter(_TraceFilter):
         blockIdx factor taken early can leave too little of the loop for the threads."""
         if slot.kind != TILE or slot.extent is None:
             return values
-        bound = self._bound(context.sketch)
+        bound = analysed(context.sketch)
         here = (context.index, len(prefix))
         high = min(bound.high or self.max_threads, self.max_threads)
         for group, low, limit in ((bound.threads, bound.low, high), (bound.vthreads, 1, self.max_vthreads)):
@@ -247,7 +247,7 @@ def _reachable(context: DecodeContext, chosen: tuple[int, ...], group: tuple[Pos
     return partial <= limit and any(low <= partial * r <= limit for r in reachable)
 
 
-class SharedMemoryFilter(_TraceFilter):
+class SharedMemoryFilter:
     """Masks tile factors that would make a block's shared-memory caches exceed ``max_bytes``.
 
     A buffer's size only grows with the factors of its relaxed positions, so a factor is kept
@@ -255,7 +255,6 @@ class SharedMemoryFilter(_TraceFilter):
     in its tile are relaxed (then they must hold the rest of the loop)."""
 
     def __init__(self, max_bytes: int) -> None:
-        super().__init__()
         if max_bytes < 1:
             raise ValueError(f"max_bytes must be positive, not {max_bytes}")
         self.max_bytes = max_bytes
@@ -266,7 +265,7 @@ class SharedMemoryFilter(_TraceFilter):
     def narrow(self, context: DecodeContext, slot: DecisionSlot, prefix: tuple[int, ...], values: list[int]) -> list[int]:
         if slot.kind != TILE or slot.extent is None:
             return values
-        bound = self._bound(context.sketch)
+        bound = analysed(context.sketch)
         if not any(context.index == s for buffer in bound.shared for s, _ in buffer.relaxed):
             return values
         return [v for v in values if self.smallest(context, (*prefix, v), bound) <= self.max_bytes]
@@ -311,7 +310,7 @@ class SharedMemoryFilter(_TraceFilter):
         return min(options, default=total)
 
 
-class PipelineFilter(_TraceFilter):
+class PipelineFilter:
     """Masks tile factors that leave a software-pipelined loop a single iteration: TVM cannot
     lower such a pipeline (measured here: every such candidate of the pipelined CUDA sketches
     failed VerifyGPUCode's lowering, every other one passed it)."""
@@ -320,7 +319,7 @@ class PipelineFilter(_TraceFilter):
         return "PipelineFilter()"
 
     def narrow(self, context: DecodeContext, slot: DecisionSlot, prefix: tuple[int, ...], values: list[int]) -> list[int]:
-        group = self._bound(context.sketch).pipelined
+        group = analysed(context.sketch).pipelined
         if slot.kind != TILE or slot.extent is None or not any(p >= (context.index, len(prefix)) for p in group):
             return values
         most = math.prod(context.sketch.slots[s].extent or 1 for s in {s for s, _ in group})
@@ -329,17 +328,17 @@ class PipelineFilter(_TraceFilter):
 
 def thread_count(sketch: Sketch, decisions: list) -> int:
     """Threads per block that ``decisions`` give this sketch (1 when nothing is bound)."""
-    bound = bound_positions(sketch)
+    bound = analysed(sketch)
     return math.prod(d[p] if isinstance(d := decisions[s], tuple) else 1 for s, p in bound.threads)
 
 
 def shared_bytes(sketch: Sketch, decisions: list) -> int:
     """Shared memory per block that ``decisions`` give this sketch (as far as its trace tells)."""
     context = DecodeContext(sketch, len(decisions), tuple(decisions))
-    return SharedMemoryFilter.smallest(context, (), bound_positions(sketch))
+    return SharedMemoryFilter.smallest(context, (), analysed(sketch))
 
 
-def device_filters(profile: HardwareProfile) -> list[_TraceFilter]:
+def device_filters(profile: HardwareProfile) -> list[ContextFilter]:
     """The decoding masks a device's limits give (GPU: threads and shared memory per block, and
     the pipelines of the CUDA sketches; CPU: none)."""
     from ..hardware.profile import GPUSpecs

@@ -99,17 +99,6 @@ class ValidityCounts:
     compile_tried: int = 0
     nvcc: str | None = None  # why nvcc was not run, if it was not
 
-    def share(self, stage: str) -> float | None:
-        """Fraction of generated candidates that pass ``stage`` (for compiled: of those tried,
-        scaled by the verified share, since nvcc only sees verified candidates)."""
-        if not self.generated:
-            return None
-        if stage == "compiled":
-            if self.compiled is None or not self.compile_tried:
-                return None
-            return self.verified / self.generated * self.compiled / self.compile_tried
-        return getattr(self, stage) / self.generated
-
 
 def check_candidates(context: TuneContext, sketches: Sequence[Sketch], proposals: Sequence[Proposal],
                      compile_limit: int = 0) -> ValidityCounts:  # fmt: skip

@@ -32,13 +32,19 @@ from .sft import Example
 logger = logging.getLogger(__name__)
 
 
-def design_sketches(mod: IRModule, target: TargetLike) -> list[Sketch]:
-    """The sketches MetaSchedule's post-order-apply gives ``mod`` on ``target``."""
+def design_context(mod: IRModule, target: TargetLike, seed: int = 1) -> tuple[ms.TuneContext, list[Sketch]]:
+    """The TuneContext of post-order-apply for ``mod`` on ``target`` (its postprocessors check
+    candidates) and the sketches of its design spaces."""
     target = parse_target(target)
     load_tensor_intrinsics(target)
     context = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
-                             search_strategy="replay-trace", num_threads=1)  # fmt: skip
-    return [Sketch.from_schedule(context.mod, space) for space in context.generate_design_space()]
+                             search_strategy="replay-trace", num_threads=1, rand_state=seed)  # fmt: skip
+    return context, [Sketch.from_schedule(context.mod, space) for space in context.generate_design_space()]
+
+
+def design_sketches(mod: IRModule, target: TargetLike) -> list[Sketch]:
+    """The sketches MetaSchedule's post-order-apply gives ``mod`` on ``target``."""
+    return design_context(mod, target)[1]
 
 
 @dataclass

@@ -19,29 +19,22 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from tvm.s_tir import meta_schedule as ms
 from tvm.target import Target
 
 from ..hardware import HardwareProfile, get_profile
 from ..hardware.vector import Standardizer
-from ..language import TVM_ERRORS, VOCAB, Sketch, prompt_tokens, response_tokens
+from ..language import TVM_ERRORS, VOCAB, prompt_tokens, response_tokens
 from ..model.config import ModelConfig
 from ..plugin.generator import PriorGenerator
-from ..plugin.intrinsics import load_tensor_intrinsics
 from ..plugin.space import resolved_postprocs
 from ..workloads.features import workload_features
 from ..workloads.tasks import Task, get_task
+from .dataset import design_context, design_sketches
 from .sft import Example
 
 logger = logging.getLogger(__name__)
 
 HELDOUT_GPU = "jetson-orin"
-
-
-def _context(task: Task, target: Target, seed: int) -> tuple[ms.TuneContext, list[Sketch]]:
-    context = ms.TuneContext(mod=task.mod, target=target, space_generator="post-order-apply",
-                             search_strategy="replay-trace", num_threads=1, rand_state=seed)  # fmt: skip
-    return context, [Sketch.from_schedule(context.mod, s) for s in context.generate_design_space()]
 
 
 def _labelled(path: Path) -> list[dict]:
@@ -64,11 +57,10 @@ def label_tasks(profile: HardwareProfile, tasks: Sequence[Task], per_task: int, 
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {row["task"] for row in _labelled(path)}
     target = Target(profile.target)
-    load_tensor_intrinsics(target)
     prior = PriorGenerator(device_limits=False)
     for task in tqdm([t for t in tasks if t.name not in done], desc=f"label {profile.name}", unit="task"):
         rng = np.random.default_rng([seed, zlib.crc32(task.name.encode())])
-        context, sketches = _context(task, target, seed)
+        context, sketches = design_context(task.mod, target, seed)
         postprocs = resolved_postprocs(context)
         rows = []
         for proposal in prior.generate(sketches, per_task, rng):
@@ -94,7 +86,6 @@ def validity_examples(path: str | Path, model: ModelConfig, standardizer: Standa
     if profile.name == HELDOUT_GPU:
         raise ValueError(f"{HELDOUT_GPU} is the held-out GPU: it never provides training data")
     target = Target(profile.target)
-    load_tensor_intrinsics(target)
     vector = tuple(float(x) for x in standardizer(profile))
     tokens = model.hardware_tokens(profile)
     by_task: dict[str, list[dict]] = {}
@@ -104,7 +95,7 @@ def validity_examples(path: str | Path, model: ModelConfig, standardizer: Standa
     examples = []
     for name, rows in by_task.items():
         task = get_task(name)
-        _, sketches = _context(task, target, 0)
+        sketches = design_sketches(task.mod, target)
         workload = tuple(float(x) for x in workload_features(task.mod))
         seen: set[tuple[int, ...]] = set()
         for row in rows:
@@ -117,3 +108,14 @@ def validity_examples(path: str | Path, model: ModelConfig, standardizer: Standa
             examples.append(Example(VOCAB.encode(prompt_tokens(sketch, tokens)), response, vector, 1.0, workload))
     logger.info("%s: %d verified examples from %d tasks", profile.name, len(examples), len(by_task))
     return examples
+
+
+def load_validity_examples(directory: str | Path, model: ModelConfig) -> dict[str, list[Example]]:
+    """GPU profile -> the verified examples of every label file in ``directory``."""
+    from ..hardware import universe_standardizer
+
+    files = sorted(Path(directory).glob("*.jsonl.gz"))
+    if not files:
+        raise ValueError(f"no validity labels (*.jsonl.gz) in {directory}; make them with `tensorgpt data validity`")
+    standardizer = universe_standardizer()
+    return {f.name.removesuffix(".jsonl.gz"): validity_examples(f, model, standardizer) for f in files}
