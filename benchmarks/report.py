@@ -1,14 +1,15 @@
 """docs/results.md and its plots, regenerated from the harness's result files.
 
-    python benchmarks/report.py [--run benchmarks/results/run] [--gemm benchmarks/results/gemm]
-        [--out docs/results.md] [--img docs/img]
+    python benchmarks/report.py [--run benchmarks/results/subgraphs] [--reference-run
+        benchmarks/results/ansor1000] [--gemm benchmarks/results/gemm] [--out docs/results.md] [--img docs/img]
 
 Normalized performance of a method on a task = reference latency ÷ the method's best latency
 (1.0 = as fast as the reference, higher is faster). The reference is Ansor@1000 (MetaSchedule
-evolutionary + XGBoost, 1000 trials) from ``data/reference/<profile>/`` where that task has 1000
-records; otherwise the best latency any method reached on the task in this run, marked "*".
-Tables report geometric means over tasks. Validity = valid after postprocessing ÷ generated, and
-ran ÷ trials (Ansor proposes only postprocessed schedules, so only the second applies to it).
+evolutionary + XGBoost, 1000 trials, the same harness: ``run.py --methods ansor --trials 1000``)
+where that run finished the task; otherwise the best latency any method reached on the task in
+this run. Tables report geometric means over tasks; the ablation table (the seed's form) uses only
+the tasks that have Ansor@1000. Validity = valid after postprocessing ÷ generated, and ran ÷
+trials (Ansor proposes only postprocessed schedules, so only the second applies to it).
 """
 
 from __future__ import annotations
@@ -17,47 +18,34 @@ import argparse
 import json
 import math
 import os
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from run import read_cells  # noqa: E402
 ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "tlm": "TLM", "tlm-ct": "TLM-CT", "tensorgpt": "TensorGPT",
         "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip
 
 
 def load_run(folder: Path) -> tuple[dict, list[dict]]:
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    cells = {}
-    for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        cells[(row["method"], row["task"])] = row
-    return meta, list(cells.values())
+    return meta, list(read_cells(folder / "results.jsonl").values())
 
 
-def reference_latencies(profile: str, tasks: list[str], data_root: Path, trials: int = 1000) -> dict[str, float]:
-    """Ansor@``trials`` best latency (us) per task, for tasks the reference collection finished."""
-    import tvm_ffi
+REFERENCE_TRIALS = 1000
 
-    from tvm_tensorgpt.data.collect import open_database
-    from tvm_tensorgpt.workloads.tasks import get_task
 
-    folder = data_root / profile
-    if not any(folder.glob("database_tuning_record.json*")):
-        return {}
-    records = list(open_database(folder).get_all_tuning_records())
-    out = {}
-    for name in tasks:
-        try:
-            mod = get_task(name).mod
-        except ValueError:
-            continue  # not a network task (e.g. the GEMM suite's matmul)
-        mine = [r for r in records if tvm_ffi.structural_equal(r.workload.mod, mod)]
-        measured = [sum(float(x) for x in r.run_secs) / len(r.run_secs) * 1e6 for r in mine if r.run_secs]
-        if len(mine) >= trials and measured:
-            out[name] = min(measured)
-    return out
+def reference_cells(folder: Path) -> dict[str, dict]:
+    """Ansor@1000 cells per task from a reference run of the harness (cells that finished 1000 trials)."""
+    cells = read_cells(folder / "results.jsonl").values()
+    return {c["task"]: c for c in cells if c["method"] == "ansor" and len(c["curve_us"]) >= REFERENCE_TRIALS}
+
+
+def trials_to_reach(curve: list[float | None], latency: float) -> int | None:
+    """The first trial count whose best-so-far latency is at most ``latency`` (None: never)."""
+    return next((i + 1 for i, v in enumerate(curve) if v is not None and v <= latency), None)
 
 
 def _geomean(values: list[float]) -> float | None:
@@ -70,32 +58,66 @@ def _best_at(cell: dict, budget: int) -> float | None:
     return curve[-1] if curve and len(curve) >= min(budget, cell["trials"]) else None
 
 
-def summarise(cells: list[dict], reference: dict[str, float], budgets: list[int]) -> dict:
-    """Per method: normalized performance geomean per budget, validity, time split."""
+def _method_row(mine: list[dict], ref: dict[str, float | None], budgets: list[int]) -> dict:
+    """Normalized performance geomean per budget (None unless every cell has it), validity, time."""
+    row: dict = {"tasks": len(mine), "normalized": {}}
+    for budget in budgets:
+        ratios = [ref[c["task"]] / b for c in mine if (b := _best_at(c, budget)) and ref.get(c["task"])]
+        row["normalized"][budget] = _geomean(ratios) if mine and len(ratios) == len(mine) else None
+    generated = sum(c["generated"] or 0 for c in mine)
+    row["valid_rate"] = sum(c["valid"] or 0 for c in mine) / generated if generated else None
+    row["ran_rate"] = sum(c["ran"] for c in mine) / max(1, sum(c["trials"] for c in mine))
+    row["correct"] = sum(1 for c in mine if c["correct"]) / max(1, len(mine))
+    row["time_s"] = {k: sum(c["time_s"].get(k, 0.0) for c in mine) for k in ("generation", "cost_model", "build", "run", "wall")}
+    return row
+
+
+def summarise(cells: list[dict], reference: dict[str, dict], budgets: list[int]) -> dict:
+    """Per method over all tasks (reference: Ansor@1000, else the best any method reached); the
+    ablation rows over the tasks that have Ansor@1000; the trials Ansor@1000's own curve needs to
+    reach each method's best at the full budget."""
     tasks = sorted({c["task"] for c in cells})
     best_any = {t: min((c["best_us"] for c in cells if c["task"] == t and c["best_us"]), default=None) for t in tasks}
-    ref = {t: reference.get(t, best_any[t]) for t in tasks}
-    out = {}
-    for method in dict.fromkeys(c["method"] for c in cells):
-        mine = [c for c in cells if c["method"] == method]
-        row = {"tasks": len(mine), "normalized": {}}
-        for budget in budgets:
-            ratios = [ref[c["task"]] / b for c in mine if (b := _best_at(c, budget)) and ref[c["task"]]]
-            row["normalized"][budget] = _geomean(ratios) if len(ratios) == len(mine) else None
-        generated = sum(c["generated"] or 0 for c in mine)
-        row["valid_rate"] = sum(c["valid"] or 0 for c in mine) / generated if generated else None
-        row["ran_rate"] = sum(c["ran"] for c in mine) / max(1, sum(c["trials"] for c in mine))
-        row["correct"] = sum(1 for c in mine if c["correct"]) / len(mine)
-        row["time_s"] = {k: sum(c["time_s"].get(k, 0.0) for c in mine) for k in ("generation", "cost_model", "build", "run", "wall")}
-        out[method] = row
-    return {"methods": out, "reference_from_ansor1000": sorted(reference), "tasks": tasks}
+    ref = {t: reference[t]["best_us"] if t in reference else best_any[t] for t in tasks}
+    methods = list(dict.fromkeys(c["method"] for c in cells))
+    out = {m: _method_row([c for c in cells if c["method"] == m], ref, budgets) for m in methods}
+    covered = [t for t in tasks if t in reference]
+    ablation = {"ansor@1000": _method_row([reference[t] for t in covered], ref, [REFERENCE_TRIALS])}
+    ablation["ansor@1000"]["normalized"] = dict.fromkeys(budgets, 1.0 if covered else None)
+    for m in methods:
+        ablation[m] = _method_row([c for c in cells if c["method"] == m and c["task"] in covered], ref, budgets)
+    to_match = {m: {c["task"]: trials_to_reach(reference[c["task"]]["curve_us"], c["best_us"])
+                    for c in cells if c["method"] == m and c["task"] in covered and c["best_us"]}
+                for m in methods}  # fmt: skip
+    return {"methods": out, "ablation": ablation, "reference_from_ansor1000": covered, "tasks": tasks,
+            "reference_us": {t: reference[t]["best_us"] for t in covered},
+            "ansor1000_trials_to_match": to_match}  # fmt: skip
+
+
+def _median(values: list[int]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _norm_table(rows: dict[str, dict], budgets: list[int]) -> list[str]:
+    """Markdown rows: normalized performance per budget, validity, ran / trials, correct outputs."""
+    lines = ["| method | " + " | ".join(f"@{b}" for b in budgets) + " | valid after postproc | ran / trials | best output correct |",
+             "|" + "---|" * (4 + len(budgets))]  # fmt: skip
+    for method, row in rows.items():
+        norm = " | ".join(_fmt(row["normalized"].get(b)) for b in budgets)
+        valid = "n/a (postprocessed by construction)" if row["valid_rate"] is None else f"{100 * row['valid_rate']:.1f} %"
+        lines.append(f"| {ROWS.get(method, method)} | {norm} | {valid} | {100 * row['ran_rate']:.1f} % | "
+                     f"{100 * row['correct']:.0f} % |")  # fmt: skip
+    return lines
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _plots(cells: list[dict], meta: dict, img: Path) -> list[str]:
+def _plots(cells: list[dict], reference: dict[str, dict], meta: dict, img: Path) -> list[str]:
+    """Latency-vs-trials per task (Ansor@1000 dashed, log trials axis when present) and validity bars."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -108,10 +130,14 @@ def _plots(cells: list[dict], meta: dict, img: Path) -> list[str]:
     rows = math.ceil(len(tasks) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.8 * rows), squeeze=False)
     for ax, task in zip(axes.flat, tasks):
-        for c in cells:
-            if c["task"] == task and any(v is not None for v in c["curve_us"]):
+        series = [(c, {}) for c in cells if c["task"] == task]
+        series += [({**reference[task], "method": "ansor@1000"}, {"color": "k", "linestyle": "--"})] if task in reference else []
+        for c, style in series:
+            if any(v is not None for v in c["curve_us"]):
                 xs = [i + 1 for i, v in enumerate(c["curve_us"]) if v is not None]
-                ax.plot(xs, [v for v in c["curve_us"] if v is not None], label=ROWS.get(c["method"], c["method"]))
+                ax.plot(xs, [v for v in c["curve_us"] if v is not None], label=ROWS.get(c["method"], c["method"]), **style)
+        if task in reference:
+            ax.set_xscale("log")
         ax.set_title(task.split("/")[-1][:34], fontsize=7)
         ax.set_xlabel("trials", fontsize=7)
         ax.set_ylabel("best latency (us)", fontsize=7)
@@ -238,37 +264,41 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
     if meta.get("quick"):
         lines += ["> **Quick run** (`--quick`: two small tasks, 4 trials, tiny checkpoints trained on the fly). "
                   "It shows the harness works, not how the methods compare.", ""]  # fmt: skip
-    reference = summary["reference_from_ansor1000"]
+    reference, tasks = summary["reference_from_ansor1000"], summary["tasks"]
     lines += [f"Normalized performance = reference latency ÷ method latency (higher is better). Reference: "
-              f"Ansor@1000 for {len(reference)} of {len(summary['tasks'])} tasks"
-              + (f" ({', '.join(reference)})" if reference else "")
-              + "; the best latency any method reached on the task otherwise. Geometric mean over tasks.", ""]  # fmt: skip
-    head = "| method | " + " | ".join(f"@{b}" for b in budgets) + " | valid after postproc | ran / trials | best output correct |"
-    lines += [head, "|" + "---|" * (4 + len(budgets))]
-    for method, row in summary["methods"].items():
-        norm = " | ".join(_fmt(row["normalized"].get(b)) for b in budgets)
-        valid = "n/a (postprocessed by construction)" if row["valid_rate"] is None else f"{100 * row['valid_rate']:.1f} %"
-        lines.append(f"| {ROWS.get(method, method)} | {norm} | {valid} | {100 * row['ran_rate']:.1f} % | "
-                     f"{100 * row['correct']:.0f} % |")  # fmt: skip
-    covered = len(reference) == len(summary["tasks"])
-    lines.append("| Ansor@1000 | " + " | ".join("1.000" if covered else "n/a" for _ in budgets) + " | n/a | n/a | n/a |")
-    if not covered:
-        lines += ["", f"Ansor@1000 is the reference only where it finished: {len(reference)} of "
-                  f"{len(summary['tasks'])} tasks (see docs/data.md for how far the reference collection got)."]  # fmt: skip
+              f"Ansor@1000 for {len(reference)} of {len(tasks)} tasks; the best latency any method reached on "
+              "the task otherwise. Geometric mean over tasks.", ""]  # fmt: skip
+    lines += _norm_table(summary["methods"], budgets)
+    lines += ["", f"**Ablation** (the seed's form: normalized to Ansor@1000, held-out profile `{meta['profile']}`), "
+              f"over the {len(reference)} tasks that have Ansor@1000"
+              + (" — all of them." if len(reference) == len(tasks) else
+                 f" (the reference run has not finished the other {len(tasks) - len(reference)})."), ""]  # fmt: skip
+    if reference:
+        ablation = summary["ablation"]
+        lines += _norm_table({m: ablation[m] for m in ROWS if m in ablation and m != "ansor"}, budgets)
+    to_match = summary["ansor1000_trials_to_match"].get("tensorgpt", {})
+    if to_match:
+        needed = [n if n is not None else REFERENCE_TRIALS + 1 for n in to_match.values()]
+        lines += ["", f"**Measurements.** Ansor's own 1000-trial curve reaches TensorGPT's best latency after "
+                  f"{meta['trials']} trials at trial {_median(needed):g} (median over {len(needed)} tasks; "
+                  f"{sum(n > REFERENCE_TRIALS for n in needed)} never within 1000). Per task in the last column below."]  # fmt: skip
     lines += ["", "Wall time per method, summed over tasks (s): generation / cost model / build / run / total.", "",
               "| method | generation | cost model | build | run | wall |", "|---|---|---|---|---|---|"]  # fmt: skip
-    for method, row in summary["methods"].items():
+    timed = summary["methods"] | ({"ansor@1000": summary["ablation"]["ansor@1000"]} if reference else {})
+    for method, row in timed.items():
         t = row["time_s"]
         lines.append(f"| {ROWS.get(method, method)} | {t['generation']:.1f} | {t['cost_model']:.1f} | {t['build']:.1f} | "
                      f"{t['run']:.1f} | {t['wall']:.1f} |")  # fmt: skip
-    lines += ["", "Per task: best latency (us) after the full budget.", "",
-              "| task | " + " | ".join(ROWS.get(m, m) for m in summary["methods"]) + " |",
-              "|---|" + "---|" * len(summary["methods"])]  # fmt: skip
-    for task in summary["tasks"]:
-        values = []
-        for method in summary["methods"]:
-            cell = next((c for c in cells if c["task"] == task and c["method"] == method), None)
-            values.append(_fmt(cell["best_us"] if cell else None, 1))
+    methods = summary["methods"]
+    lines += ["", "Per task: best latency (us) after the full budget; Ansor@1000 and the trials its curve needs to "
+              "reach TensorGPT's best.", "",
+              "| task | " + " | ".join(ROWS.get(m, m) for m in methods) + " | Ansor@1000 | Ansor trials to TensorGPT |",
+              "|---|" + "---|" * (len(methods) + 2)]  # fmt: skip
+    best = {(c["method"], c["task"]): c["best_us"] for c in cells}
+    for task in tasks:
+        values = [_fmt(best.get((m, task)), 1) for m in methods]
+        needed = to_match.get(task, "n/a")
+        values += [_fmt(summary["reference_us"].get(task), 1), f">{REFERENCE_TRIALS}" if needed is None else str(needed)]
         lines.append(f"| {task} | " + " | ".join(values) + " |")
     lines += _losses(cells, summary["tasks"])
     networks = [c for c in cells if "untuned_us" in c.get("extra", {})]
@@ -286,8 +316,9 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", default=str(HERE / "results" / "run"))
-    parser.add_argument("--reference", default=str(HERE.parent / "data" / "reference"))
+    parser.add_argument("--run", default=str(HERE / "results" / "subgraphs"))
+    parser.add_argument("--reference-run", default=str(HERE / "results" / "ansor1000"),
+                        help="the harness run of Ansor at 1000 trials (run.py --methods ansor --trials 1000)")
     parser.add_argument("--out", default=str(HERE.parent / "docs" / "results.md"))
     parser.add_argument("--img", default=str(HERE.parent / "docs" / "img"))
     parser.add_argument("--budgets", default="16,32,64")
@@ -295,10 +326,9 @@ def main() -> None:
     args = parser.parse_args()
     meta, cells = load_run(Path(args.run))
     budgets = [b for b in (int(x) for x in args.budgets.split(",")) if b <= meta["trials"]] or [meta["trials"]]
-    tasks = sorted({c["task"] for c in cells})
-    reference = reference_latencies(meta["profile"], tasks, Path(args.reference)) if not meta.get("quick") else {}
+    reference = reference_cells(Path(args.reference_run)) if not meta.get("quick") else {}
     summary = summarise(cells, reference, budgets)
-    images = _plots(cells, meta, Path(args.img))
+    images = _plots(cells, reference, meta, Path(args.img))
     router = router_plot(Path(args.img), f"{meta['date']} | {meta['commit']}") if not meta.get("quick") else None
     images += [router] if router else []
     out = Path(args.out)

@@ -215,7 +215,8 @@ def _tasks(suite: str, quick: bool) -> list[tuple[str, object]]:
     return [(t.name, t.mod) for t in heldout_tasks()]
 
 
-def _read_cells(path: Path) -> dict[tuple[str, str], dict]:
+def read_cells(path: Path) -> dict[tuple[str, str], dict]:
+    """Finished cells of a results.jsonl by (method, task); a line cut by a kill is skipped."""
     cells = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -261,13 +262,15 @@ def run(args: argparse.Namespace) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.jsonl"
-    done = _read_cells(path)
+    done = read_cells(path)
     tasks = _tasks(args.suite, args.quick)
     if args.tasks:
         wanted = args.tasks.split(",")
         tasks = tasks[: int(wanted[0])] if wanted[0].isdigit() else [t for t in tasks if t[0] in wanted]
     cells = [(m, name, mod) for name, mod in tasks for m in args.methods]  # a cut run has whole tasks
     todo = [c for c in cells if (c[0], c[1]) not in done]
+    meta = _meta(args) | {"target": json.loads(str(parse_target(profile.target)))}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")  # a cut run can be reported
     started = time.perf_counter()
     for index, (method, name, mod) in enumerate(todo):
         trials = args.ansor_trials if method == "ansor" and args.ansor_trials else args.trials
@@ -284,12 +287,10 @@ def run(args: argparse.Namespace) -> dict:
         best = f"{cell.best_us:.1f} us" if cell.best_us else "none"
         print(f"[{index + 1}/{len(todo)}] {method:10s} {name}: best {best}, ran {cell.ran}/{cell.trials}"
               f" (ETA {eta / 60:.0f} min)", file=sys.stderr, flush=True)  # fmt: skip
-    meta = _meta(args)
     if args.suite == "gemm":
         meta["numpy_sgemm_gflops"] = round(_numpy_sgemm_gflops(512, profile.specs.cores), 2)
         meta["peak_gflops"] = round(profile.specs.peak_gflops, 1)
-    meta["target"] = json.loads(str(parse_target(profile.target)))
-    (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
     return {"meta": meta, "cells": [done[(m, n)] for m, n, _ in cells]}
 
 
