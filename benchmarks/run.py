@@ -1,15 +1,17 @@
 """Ansor, TLM, TLM-CT, TensorGPT and its ablations in one harness.
 
     python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|networks|gemm] [--tasks ...]
-        [--profile host-avx2-2c] [--trials 64] [--ansor-trials 1000] [--out benchmarks/results/run]
+        [--profile host-avx2-2c] [--trials 64] [--per-round 16] [--out benchmarks/results/subgraphs]
         [--quick] [--json]
+    python benchmarks/run.py --methods ansor --trials 1000 --per-round 64 --out benchmarks/results/ansor1000
 
 Every method tunes the same tasks with the same builder, runner (pinned to the profile's cores),
 per-round size and seed, each cell (method, task) in a fresh work_dir. One run per cell at the
 largest budget; the budgets 16/32/... are its prefixes (best latency after k trials: the curve).
 Cells finished before are skipped (``results.jsonl`` is appended per cell), so a killed run
 resumes. ``--quick``: two small held-out tasks, 4 trials, tiny checkpoints trained on the fly —
-the smoke test of the harness, not a result.
+the smoke test of the harness, not a result. The second command is the Ansor@1000 reference that
+``report.py`` normalizes to: its own run folder, TVM's default 64 candidates per round.
 
 Methods. ``ansor``: MetaSchedule's evolutionary search + XGBoost cost model (TVM's
 auto_scheduler no longer exists; this is its successor in TVM). The others are the TensorGPT
@@ -273,11 +275,10 @@ def run(args: argparse.Namespace) -> dict:
     (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")  # a cut run can be reported
     started = time.perf_counter()
     for index, (method, name, mod) in enumerate(todo):
-        trials = args.ansor_trials if method == "ansor" and args.ansor_trials else args.trials
         checkpoint = None if method == "ansor" else checkpoint_for(method, args.checkpoints, args.data_dir, args.quick)
         work_dir = tempfile.mkdtemp(prefix=f"bench-{method}-", dir=args.work_root)
         tune = network_cell if args.suite == "networks" else functools.partial(tune_cell, mod=mod)
-        cell = tune(method=method, name=name, profile=profile, generator=checkpoint, trials=trials,
+        cell = tune(method=method, name=name, profile=profile, generator=checkpoint, trials=args.trials,
                     per_round=args.per_round, seed=args.seed, work_dir=work_dir)  # fmt: skip
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(asdict(cell)) + "\n")
@@ -300,10 +301,9 @@ def main() -> None:
     parser.add_argument("--suite", default="subgraphs", choices=SUITES)
     parser.add_argument("--profile", default="host-avx2-2c", help="the held-out host profile by default")
     parser.add_argument("--trials", type=int, default=64, help="budget per cell (its prefixes give 16, 32)")
-    parser.add_argument("--ansor-trials", type=int, default=0, help="Ansor's budget when it differs (e.g. 1000)")
     parser.add_argument("--per-round", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default=str(HERE / "results" / "run"))
+    parser.add_argument("--out", default=str(HERE / "results" / "subgraphs"))
     parser.add_argument("--checkpoints", default=str(HERE / "checkpoints"), help="where method checkpoints live")
     parser.add_argument("--data-dir", default=str(HERE.parent / "data" / "records"), help="training data (checkpoints)")
     parser.add_argument("--work-root", default=None, help="parent of the per-cell work_dirs (default: temp)")
@@ -316,7 +316,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown methods {unknown}; known: {', '.join(METHODS)}")
     if args.quick:
-        args.trials, args.per_round, args.ansor_trials = min(args.trials, 4), 4, 0
+        args.trials, args.per_round = min(args.trials, 4), 4
     # stdout carries only the JSON object; MetaSchedule prints its task tables on stdout
     with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
         results = run(args)
