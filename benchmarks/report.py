@@ -54,8 +54,10 @@ def _geomean(values: list[float]) -> float | None:
 
 
 def _best_at(cell: dict, budget: int) -> float | None:
+    """Best latency after ``budget`` trials; a curve shorter than the budget ended because the search
+    ran out of distinct candidates (e.g. an elementwise task with one schedule), so its last value holds."""
     curve = cell["curve_us"][:budget]
-    return curve[-1] if curve and len(curve) >= min(budget, cell["trials"]) else None
+    return curve[-1] if curve else None
 
 
 def _method_row(mine: list[dict], ref: dict[str, float | None], budgets: list[int]) -> dict:
@@ -287,7 +289,8 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
     timed = summary["methods"] | ({"ansor@1000": summary["ablation"]["ansor@1000"]} if reference else {})
     for method, row in timed.items():
         t = row["time_s"]
-        lines.append(f"| {ROWS.get(method, method)} | {t['generation']:.1f} | {t['cost_model']:.1f} | {t['build']:.1f} | "
+        generation = "n/a" if t["generation"] < 0 else f"{t['generation']:.1f}"  # profiler scopes overlap (notes)
+        lines.append(f"| {ROWS.get(method, method)} | {generation} | {t['cost_model']:.1f} | {t['build']:.1f} | "
                      f"{t['run']:.1f} | {t['wall']:.1f} |")  # fmt: skip
     methods = summary["methods"]
     lines += ["", "Per task: best latency (us) after the full budget; Ansor@1000 and the trials its curve needs to "
