@@ -3,7 +3,7 @@
 # Each step resumes where it stopped (finished cells are skipped); re-run the script after a kill.
 #  1. every method on the 14 held-out subgraphs, 64 trials (16 and 32 are prefixes of each curve);
 #  2. the Ansor@1000 reference in the same harness, with TVM's default 64 candidates per round
-#     (at 16 per round the evolutionary search's 13 s per round would nearly double its ~13 min/task);
+#     (each evolutionary round samples and evolves a 2048 population: fewer, larger rounds);
 #  3. the GEMM roofline line (made 2026-12-02 at 32 trials); 4. the report.
 set -eu
 cd "$(dirname "$0")/.."

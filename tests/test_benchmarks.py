@@ -109,3 +109,23 @@ def test_report_normalizes_to_ansor1000_where_it_finished(tmp_path):
     assert summary["ansor1000_trials_to_match"]["tensorgpt"] == {"a": 10}
     assert summary["ansor1000_trials_to_match"]["ansor"] == {"a": 10}  # 20 us: first reached at trial 10
     assert report.trials_to_reach(reference_curve, 1.0) is None
+
+
+def test_time_split_counts_every_search_scope_once():
+    """TVM 0.27's evolutionary search reports Mutation, Misc and PredictNormalizedScore side by side
+    under EvoSearch/Evolve/ (no parent scope): generation is every outermost search scope except the
+    cost model's prediction, never negative (scopes measured in a real run)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import run
+
+    evolutionary = {"EvoSearch/Evolve/Misc": 0.711, "EvoSearch/Evolve/Misc/CopyMeasuredWorkloads": 0.0,
+                    "EvoSearch/Evolve/Mutation": 10.427, "EvoSearch/Evolve/PredictNormalizedScore": 0.199,
+                    "EvoSearch/PickBestFromDatabase": 0.026, "EvoSearch/PickWithEpsGreedy": 0.002,
+                    "EvoSearch/SampleInitPopulation": 2.644, "MeasureCallback/UpdateCostModel": 0.274,
+                    "SendToBuilder": 6.808, "SendToRunner": 3.951, "JoinRunnerFutures": 0.0, "Total": 30.907}  # fmt: skip
+    split = run._split_time(evolutionary)
+    assert split["generation"] == pytest.approx(0.711 + 10.427 + 0.026 + 0.002 + 2.644)
+    assert split["cost_model"] == pytest.approx(0.199 + 0.274)
+    assert split["build"] == 6.808 and split["run"] == 3.951 and split["total"] == 30.907
+    tensorgpt = {"TensorGPT/Generate": 3.0, "TensorGPT/Postprocess": 0.5, "TensorGPT/CostModel": 0.25, "Total": 9.0}
+    assert run._split_time(tensorgpt)["generation"] == pytest.approx(3.5)
