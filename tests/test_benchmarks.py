@@ -95,12 +95,13 @@ def test_report_normalizes_to_ansor1000_where_it_finished(tmp_path):
     reference_curve = [50.0] * 9 + [9.0] * 990 + [5.0]  # reaches 10 us at trial 10, its best at 1000
     folder = tmp_path / "ansor1000"
     folder.mkdir()
-    lines = [_cell("ansor", "a", reference_curve), _cell("ansor", "b", [1.0] * 10)]  # b: cut at 10 trials
+    exhausted = {**_cell("ansor", "c", [3.0]), "trials": 1000}  # c: one distinct schedule, search ended
+    lines = [_cell("ansor", "a", reference_curve), _cell("ansor", "b", [1.0] * 10), exhausted]  # b: a 10-trial run
     (folder / "results.jsonl").write_text("".join(json.dumps(c) + "\n" for c in lines) + '{"cut')
     reference = report.reference_cells(folder)
-    assert sorted(reference) == ["a"]
+    assert sorted(reference) == ["a", "c"]
 
-    summary = report.summarise(cells, reference, [1, 2])
+    summary = report.summarise(cells, {"a": reference["a"]}, [1, 2])
     assert summary["reference_from_ansor1000"] == ["a"] and summary["reference_us"] == {"a": 5.0}
     # a: 5/10 for TensorGPT at 2 trials; b: best any = 4 -> 4/5
     assert abs(summary["methods"]["tensorgpt"]["normalized"][2] - (0.5 * 0.8) ** 0.5) < 1e-9
