@@ -87,7 +87,7 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
     if method in sources:
         return sources[method]
     folder = root / method
-    sizes = {"hidden": recipe.hidden, "layers": recipe.layers, "intermediate": recipe.hidden * 8 // 3}
+    sizes = {"hidden": recipe.hidden, "layers": recipe.layers}
     config = TrainConfig(epochs=recipe.base_epochs, threads=recipe.threads)
     experts = TrainConfig(epochs=recipe.expert_epochs, threads=recipe.threads)
     if method in ("tensorgpt-base", "tlm"):

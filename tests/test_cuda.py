@@ -33,6 +33,27 @@ def test_generated_cuda_schedule_compiles_with_nvcc():
     assert counts.compile_tried == 1 and counts.compiled == 1 and counts.nvcc is None
 
 
+def test_compile_errors_are_kept_short_and_say_where():
+    """A refused candidate keeps what nvcc said (not the kernel TVM puts before it in the error), or,
+    when TVM's lowering fails first, TVM's check and the C++ line that raised it."""
+    try:
+        tvm.tirx.const(1, "int32") // tvm.tirx.const(0, "int32")
+    except tvm.error.InternalError as err:
+        said = cuda.compile_error(err)
+    assert said.startswith("TVM lowering (InternalError at ") and "const_fold.h:" in said and "Divide by zero" in said
+    problem = cuda.nvcc_problem("sm_87")
+    if problem:
+        pytest.skip(problem)
+    from tvm.support.nvcc import compile_cuda
+
+    source = "extern \"C\" __global__ void kernel_source_line(float* a) { a[0] = undeclared_name; }"
+    target = tvm.target.Target(get_profile("jetson-orin").target)
+    with cuda._nvcc_on_path(), target, pytest.raises(RuntimeError) as raised:
+        compile_cuda(source, target_format="cubin", arch="sm_87", compiler="nvcc")
+    said = cuda.compile_error(raised.value)
+    assert said.startswith("nvcc: ") and "undeclared_name" in said and "kernel_source_line" not in said
+
+
 def test_without_nvcc_validity_stops_at_verify_gpu_code(monkeypatch):
     monkeypatch.setattr(cuda, "find_nvcc", lambda: None)
     assert "nvcc not found" in cuda.nvcc_problem("sm_87") and "VerifyGPUCode" in cuda.nvcc_problem("sm_87")

@@ -79,6 +79,15 @@ def test_config_round_trip_and_vocabulary_mismatch():
         ModelConfig.from_dict({**TINY.to_dict(), "flux_capacitor": 1})
 
 
+def test_default_feed_forward_width_is_the_shipped_checkpoints():
+    """Left out, the width is derived from ``hidden`` as the training recipes do (8/3 × 256 = 682)."""
+    from tvm_tensorgpt.model.checkpoint import read_config
+    from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT
+
+    assert ModelConfig().intermediate == read_config(DEFAULT_CHECKPOINT).intermediate == 682
+    assert ModelConfig(hidden=96).intermediate == 256 and TINY.intermediate == 64
+
+
 def test_tiny_model_overfits_records_and_regenerates_them(task_spaces):
     """Prompt -> decisions end to end: SFT on three records, then masked greedy decoding."""
     from tvm_tensorgpt.language import VOCAB, prompt_tokens, response_tokens

@@ -318,8 +318,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
     config = TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed, threads=args.threads)
     try:
-        model = variant_config(args.variant, hidden=args.hidden, layers=args.layers,
-                               intermediate=args.hidden * 8 // 3)  # fmt: skip
+        model = variant_config(args.variant, hidden=args.hidden, layers=args.layers)
         if args.stage == "experts":
             if not args.base:
                 raise _UsageError("--stage experts needs --base (a base checkpoint from --stage base)")

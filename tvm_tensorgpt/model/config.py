@@ -19,7 +19,8 @@ class ModelConfig:
     TLM-style variant). ``experts`` names one peft LoRA adapter per source device (technique #2);
     ``routing`` "learned" mixes them with a router over the hardware vector and, when
     ``workload_aware``, the workload features; "uniform" gives every expert the same weight (the
-    "w/o routing" ablation). No experts is the "no experts" variant.
+    "w/o routing" ablation). No experts is the "no experts" variant. ``intermediate`` left out is
+    Llama's SwiGLU width, 8/3 × ``hidden`` (what every shipped checkpoint uses).
     """
 
     vocab_size: int = len(VOCAB)
@@ -27,7 +28,7 @@ class ModelConfig:
     hidden: int = 256
     layers: int = 4
     heads: int = 4
-    intermediate: int = 688
+    intermediate: int | None = None  # None: hidden * 8 // 3
     max_positions: int = 1024
     hardware_dim: int = VECTOR_DIM
     prefix_slots: int = 4
@@ -48,6 +49,8 @@ class ModelConfig:
             raise ValueError(f"routing must be 'learned' or 'uniform', not {self.routing!r}")
         if self.hidden % self.heads:
             raise ValueError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
+        if self.intermediate is None:
+            object.__setattr__(self, "intermediate", self.hidden * 8 // 3)
 
     @property
     def head_dim(self) -> int:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
+import traceback
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,6 +100,22 @@ class ValidityCounts:
     compiled: int | None = None
     compile_tried: int = 0
     nvcc: str | None = None  # why nvcc was not run, if it was not
+    compile_errors: list[str] = field(default_factory=list)  # compile_error() per failed candidate
+
+
+def compile_error(err: Exception, lines: int = 3) -> str:
+    """Why a verified candidate did not compile, short enough to list: nvcc's first ``lines`` lines
+    that say "error" (TVM's error carries the whole CUDA source before them), or, when TVM's own
+    lowering failed first, its check and the C++ source line that raised it."""
+    text = str(err)
+    if "Compilation error:" in text:
+        said = [line.strip() for line in text.rsplit("Compilation error:", 1)[-1].splitlines() if line.strip()]
+        return "nvcc: " + " | ".join(([line for line in said if "error" in line.lower()][:lines] or said[-1:]))
+    native = [f for f in traceback.extract_tb(err.__traceback__) if f.filename.endswith((".cc", ".h"))]
+    where = f" at {'/'.join(Path(native[-1].filename).parts[-2:])}:{native[-1].lineno}" if native else ""
+    function = re.search(r"([\w:~]+\(.*\))", native[-1].name) if native else None
+    return (f"TVM lowering ({type(err).__name__}{where}{' in ' + function.group(1) if function else ''}): "
+            f"{text.strip().splitlines()[0] if text.strip() else '(no message)'}")
 
 
 def check_candidates(context: TuneContext, sketches: Sequence[Sketch], proposals: Sequence[Proposal],
@@ -130,6 +148,6 @@ def check_candidates(context: TuneContext, sketches: Sequence[Sketch], proposals
             try:
                 compile_cuda(sch, target)
                 counts.compiled += 1  # type: ignore[operator]
-            except TVM_ERRORS:
-                pass
+            except TVM_ERRORS as err:
+                counts.compile_errors.append(compile_error(err))
     return counts
