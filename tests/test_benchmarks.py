@@ -112,6 +112,20 @@ def test_report_normalizes_to_ansor1000_where_it_finished(tmp_path):
     assert report.trials_to_reach(reference_curve, 1.0) is None
 
 
+def test_networks_section_reports_speedup_and_correctness():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import report
+
+    meta = {"command": "python benchmarks/run.py --suite networks", "profile": "host-avx2-2c", "date": "d",
+            "commit": "c", "trials": 64, "seed": 1}  # fmt: skip
+    cells = [{"task": "resnet18", "method": "tensorgpt", "best_us": 2000.0, "correct": True,
+              "extra": {"untuned_us": 5000.0, "eager_us": 3000.0}},
+             {"task": "resnet18", "method": "ansor", "best_us": None, "correct": None, "extra": {}}]  # fmt: skip
+    page = report.networks_section(meta, cells)
+    assert "| resnet18 | TensorGPT | 2000.0 | 5000.0 | 2.50 | 3000.0 | True |" in page
+    assert "| resnet18 | Ansor | n/a | n/a | n/a | n/a | None |" in page
+
+
 def test_time_split_counts_every_search_scope_once():
     """TVM 0.27's evolutionary search reports Mutation, Misc and PredictNormalizedScore side by side
     under EvoSearch/Evolve/ (no parent scope): generation is every outermost search scope except the
