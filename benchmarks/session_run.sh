@@ -4,11 +4,13 @@
 #  1. every method on the 14 held-out subgraphs, 64 trials (16 and 32 are prefixes of each curve);
 #  2. the Ansor@1000 reference in the same harness, with TVM's default 64 candidates per round
 #     (each evolutionary round samples and evolves a 2048 population: fewer, larger rounds);
-#  3. the GEMM roofline line (made 2026-12-02 at 32 trials); 4. the report.
+#  3. the GEMM roofline line (made 2026-12-02 at 32 trials); 4. ResNet-18 end to end, 16 trials for
+#     each of its 19 tasks, Ansor vs TensorGPT; 5. the report.
 set -eu
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 "$PY" benchmarks/run.py --suite subgraphs --trials 64 --out benchmarks/results/subgraphs
 "$PY" benchmarks/run.py --suite subgraphs --methods ansor --trials 1000 --per-round 64 --out benchmarks/results/ansor1000
 "$PY" benchmarks/run.py --suite gemm --trials 32 --out benchmarks/results/gemm
+"$PY" benchmarks/run.py --suite networks --tasks resnet18 --methods ansor,tensorgpt --trials 304 --out benchmarks/results/networks
 "$PY" benchmarks/report.py
