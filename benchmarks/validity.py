@@ -156,13 +156,13 @@ def report(cells: list[dict], command: str, out_md: Path, out_png: Path) -> None
     notes = sorted({(c["profile"], c["nvcc"]) for c in cells if c["nvcc"] and c["nvcc"] != "not asked"})
     if notes:
         lines += ["", "Where nvcc was not run:", ""] + [f"- {p}: {why}" for p, why in notes]
-    failed = [(c, c["compiled"], c["compile_tried"]) for c in cells if c["compiled"] is not None
-              and c["compiled"] < c["compile_tried"]]  # fmt: skip
+    failed = [c for c in cells if c["compiled"] is not None and c["compiled"] < c["compile_tried"]]
     if failed:
-        lines += ["", "Where a verified candidate did not compile (TVM's CUDA lowering or nvcc; what it said):", ""]
-        for c, compiled, tried in failed:
+        lines += ["", "Where a verified candidate did not compile (TVM's CUDA build or nvcc; what it said):", ""]
+        for c in failed:
             said = "; ".join(c.get("compile_errors", [])) or "not kept (cell measured before errors were recorded)"
-            lines.append(f"- {c['profile']} / {c['method']} / {c['task']}: {tried - compiled} of {tried} — {said}")
+            lines.append(f"- {c['profile']} / {c['method']} / {c['task']}: "
+                         f"{c['compile_tried'] - c['compiled']} of {c['compile_tried']} — {said}")  # fmt: skip
     lines += ["", "Per task (verified share per method):", "",
               "| profile | task | kind | " + " | ".join(methods) + " |",
               "| --- | --- | --- | " + " | ".join("---" for _ in methods) + " |"]  # fmt: skip

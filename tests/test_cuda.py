@@ -35,12 +35,12 @@ def test_generated_cuda_schedule_compiles_with_nvcc():
 
 def test_compile_errors_are_kept_short_and_say_where():
     """A refused candidate keeps what nvcc said (not the kernel TVM puts before it in the error), or,
-    when TVM's lowering fails first, TVM's check and the C++ line that raised it."""
+    when TVM's build fails first, TVM's check and the C++ line that raised it."""
     try:
         tvm.tirx.const(1, "int32") // tvm.tirx.const(0, "int32")
     except tvm.error.InternalError as err:
         said = cuda.compile_error(err)
-    assert said.startswith("TVM lowering (InternalError at ") and "const_fold.h:" in said and "Divide by zero" in said
+    assert said.startswith("TVM build (InternalError at ") and "const_fold.h:" in said and "Divide by zero" in said
     problem = cuda.nvcc_problem("sm_87")
     if problem:
         pytest.skip(problem)

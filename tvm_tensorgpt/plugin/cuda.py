@@ -106,16 +106,19 @@ class ValidityCounts:
 def compile_error(err: Exception, lines: int = 3) -> str:
     """Why a verified candidate did not compile, short enough to list: nvcc's first ``lines`` lines
     that say "error" (TVM's error carries the whole CUDA source before them), or, when TVM's own
-    lowering failed first, its check and the C++ source line that raised it."""
+    build failed first, its message and the C++ frame that raised it."""
     text = str(err)
     if "Compilation error:" in text:
         said = [line.strip() for line in text.rsplit("Compilation error:", 1)[-1].splitlines() if line.strip()]
-        return "nvcc: " + " | ".join(([line for line in said if "error" in line.lower()][:lines] or said[-1:]))
+        return "nvcc: " + " | ".join([line for line in said if "error" in line.lower()][:lines] or said[-1:])
+    message = text.strip().splitlines()[0] if text.strip() else "(no message)"
     native = [f for f in traceback.extract_tb(err.__traceback__) if f.filename.endswith((".cc", ".h"))]
-    where = f" at {'/'.join(Path(native[-1].filename).parts[-2:])}:{native[-1].lineno}" if native else ""
-    function = re.search(r"([\w:~]+\(.*\))", native[-1].name) if native else None
-    return (f"TVM lowering ({type(err).__name__}{where}{' in ' + function.group(1) if function else ''}): "
-            f"{text.strip().splitlines()[0] if text.strip() else '(no message)'}")
+    if not native:
+        return f"TVM build ({type(err).__name__}): {message}"
+    frame = native[-1]
+    function = re.search(r"[\w:~]+\(.*\)", frame.name)  # drop the return type C++ frames start with
+    where = f"{'/'.join(Path(frame.filename).parts[-2:])}:{frame.lineno} in {function[0] if function else frame.name}"
+    return f"TVM build ({type(err).__name__} at {where}): {message}"
 
 
 def check_candidates(context: TuneContext, sketches: Sequence[Sketch], proposals: Sequence[Proposal],
