@@ -31,6 +31,6 @@ setup(
         "cloudpickle>=2",
         "tornado>=6",
     ],
-    extras_require={"test": ["pytest>=7"]},
+    extras_require={"test": ["pytest>=7", "import-linter>=2.1"]},  # lint-imports holds the layers
     entry_points={"console_scripts": ["tensorgpt=tvm_tensorgpt.cli:main"]},
 )

@@ -17,11 +17,13 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from run import HERE, _meta, tune_cell
+from common import RESULTS, read_cells, run_meta
+from run import tune_cell
 
+from tvm_tensorgpt.data.split import heldout_tasks
+from tvm_tensorgpt.generators.model import AdaptConfig, ModelGenerator
 from tvm_tensorgpt.hardware import get_profile
-from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT, AdaptConfig, ModelGenerator
-from tvm_tensorgpt.workloads.tasks import heldout_tasks
+from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT
 
 
 def main() -> None:
@@ -32,12 +34,12 @@ def main() -> None:
     parser.add_argument("--per-round", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", default="host-avx2-2c")
-    parser.add_argument("--out", default=str(HERE / "results"))
+    parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
-    args.suite, args.quick = "subgraphs", False
+    args.suite, args.quick = "subgraphs", False  # the harness settings run_meta records
     profile = get_profile(args.profile)
     path = Path(args.out) / "adaptation.jsonl"
-    done = {(r["method"], r["task"]) for r in map(json.loads, path.read_text().splitlines())} if path.exists() else set()
+    done = read_cells(path)
     for task in heldout_tasks()[: args.tasks]:
         for arm, steps in (("static", 0), (f"adapt-{args.steps}", args.steps)):
             if (arm, task.name) in done:
@@ -49,14 +51,14 @@ def main() -> None:
                 f.write(json.dumps(asdict(cell)) + "\n")
             print(f"{arm:10s} {task.name}: best {cell.best_us:.1f} us, generation {cell.time_s['generation']:.1f} s",
                   file=sys.stderr, flush=True)  # fmt: skip
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows = list(read_cells(path).values())
     by_task: dict[str, dict[str, dict]] = {}
     for row in rows:
         by_task.setdefault(row["task"], {})[row["method"]] = row
     adapt = f"adapt-{args.steps}"
     pairs = [(r["static"]["best_us"], r[adapt]["best_us"]) for r in by_task.values() if "static" in r and adapt in r]
     speedup = math.exp(sum(math.log(s / a) for s, a in pairs) / len(pairs)) if pairs else None
-    summary = {"meta": _meta(args), "speedup_geomean": speedup, "tasks": len(pairs),
+    summary = {"meta": run_meta(args), "speedup_geomean": speedup, "tasks": len(pairs),
                "generation_s": {arm: sum(r["time_s"]["generation"] for r in rows if r["method"] == arm)
                                 for arm in ("static", adapt)},
                "cells": {t: {m: c["best_us"] for m, c in arms.items()} for t, arms in by_task.items()}}  # fmt: skip

@@ -22,13 +22,15 @@ Every step resumes (the trainer's own resume) and a finished folder is reused as
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-VALIDITY = HERE.parent / "data" / "validity"
+from common import CHECKPOINTS, RECORDS, ROOT
+
+VALIDITY = ROOT / "data" / "validity"
 
 
 @dataclass(frozen=True)
@@ -46,21 +48,47 @@ RECIPE = Recipe()
 QUICK = Recipe(base_epochs=1, expert_epochs=1, ct_epochs=1, hidden=32, layers=1, limit=24)
 
 
+@dataclass(frozen=True)
+class Method:
+    """How one method's checkpoint is trained. What the model is (prompt, grounding, routing) is its
+    variant in ``model/config.py``'s ``VARIANTS``; this says only which checkpoint its stage starts
+    from, so that a stage several methods share (a base, TensorGPT's experts) is trained once."""
+
+    variant: str
+    experts_on: str | None = None  # an experts (and router) stage on this method's checkpoint
+    continues: str | None = None  # a base stage trained further from this method's checkpoint
+    gpu_experts: bool = False  # also one expert per source GPU, on its validity labels
+
+
+METHODS: dict[str, Method] = {
+    "tensorgpt-base": Method("tensorgpt"),
+    "tlm": Method("tlm"),
+    "tlm-ct": Method("tlm", continues="tlm"),
+    "tensorgpt": Method("tensorgpt", experts_on="tensorgpt-base"),
+    "tensorgpt-gpu": Method("tensorgpt", experts_on="tensorgpt-base", gpu_experts=True),
+    "no-hg": Method("no-hg", experts_on="tlm"),  # its base config is tlm's: the tlm checkpoint serves
+    "no-routing": Method("no-routing", experts_on="tensorgpt"),  # TensorGPT's experts, no router
+    "no-wa": Method("no-wa", experts_on="tensorgpt"),  # TensorGPT's experts, a new router
+}
+
+
 @lru_cache(maxsize=4)
-def _examples(data_dir: str, prompt: str, recipe: Recipe):
+def _examples(data_dir: str, variant: str, recipe: Recipe) -> dict:
+    """Training examples per source profile, prompted as ``variant`` prompts (cached: every method
+    with that prompt trains on them)."""
     from tvm_tensorgpt.model.config import variant_config
     from tvm_tensorgpt.train.trainer import load_examples
 
-    return load_examples(data_dir, variant_config("tensorgpt" if prompt == "bucket" else "tlm"), limit=recipe.limit)
+    return load_examples(data_dir, variant_config(variant), limit=recipe.limit)
 
 
-def _gpu_examples(limit: int | None) -> dict:
+def _gpu_examples(variant: str, limit: int | None) -> dict:
     """The source GPUs' validity labels (data/validity) as examples, at most ``limit`` per GPU
     spread evenly over the tasks (the labels are in task order)."""
     from tvm_tensorgpt.model.config import variant_config
     from tvm_tensorgpt.train.validity import load_validity_examples
 
-    out = load_validity_examples(VALIDITY, variant_config("tensorgpt"))
+    out = load_validity_examples(VALIDITY, variant_config(variant))
     return {name: rows[:: max(1, len(rows) // limit)][:limit] if limit else rows for name, rows in out.items()}
 
 
@@ -86,39 +114,33 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
     sources = sources or {}
     if method in sources:
         return sources[method]
-    folder = root / method
-    sizes = {"hidden": recipe.hidden, "layers": recipe.layers}
-    config = TrainConfig(epochs=recipe.base_epochs, threads=recipe.threads)
-    experts = TrainConfig(epochs=recipe.expert_epochs, threads=recipe.threads)
-    if method in ("tensorgpt-base", "tlm"):
-        if not _finished(folder, recipe.base_epochs):
-            prompt = "bucket" if method == "tensorgpt-base" else "target"
-            examples = [e for rows in _examples(data_dir, prompt, recipe).values() for e in rows]
-            train(examples, folder, variant_config("tensorgpt" if prompt == "bucket" else "tlm", **sizes), config)
-    elif method == "tlm-ct":
-        if not _finished(folder, recipe.ct_epochs):
-            init = build("tlm", root, data_dir, recipe, sources)
-            examples = [e for rows in _examples(data_dir, "target", recipe).values() for e in rows]
-            ct = TrainConfig(epochs=recipe.ct_epochs, threads=recipe.threads, seed=1)
-            train(examples, folder, variant_config("tlm", **sizes), ct, init)
-    elif method in ("tensorgpt", "tensorgpt-gpu", "no-hg", "no-routing", "no-wa"):
-        base = {"tensorgpt": "tensorgpt-base", "tensorgpt-gpu": "tensorgpt-base", "no-hg": "tlm"}.get(method, "tensorgpt")
-        if not _finished(folder, method != "no-routing"):
-            by_profile = _examples(data_dir, "target" if method == "no-hg" else "bucket", recipe)
-            if method == "tensorgpt-gpu":
-                by_profile = {**by_profile, **_gpu_examples(recipe.limit)}
-            train_experts(by_profile, build(base, root, data_dir, recipe, sources), folder, experts,
-                          routing="uniform" if method == "no-routing" else "learned",
-                          workload_aware=method != "no-wa")  # fmt: skip
-    else:
+    if method not in METHODS:
         raise ValueError(f"no checkpoint recipe for {method!r}")
+    step, folder = METHODS[method], root / method
+    model = variant_config(step.variant, hidden=recipe.hidden, layers=recipe.layers)
+    if step.experts_on is None:
+        config = TrainConfig(epochs=recipe.base_epochs, threads=recipe.threads)
+        if step.continues:  # TLM-CT: its own epochs, over the same data shuffled with another seed
+            config = dataclasses.replace(config, epochs=recipe.ct_epochs, seed=1)
+        if not _finished(folder, config.epochs):
+            init = build(step.continues, root, data_dir, recipe, sources) if step.continues else None
+            examples = [e for rows in _examples(data_dir, step.variant, recipe).values() for e in rows]
+            train(examples, folder, model, config, init)
+    elif not _finished(folder, model.routing == "learned"):
+        base_variant = METHODS[step.experts_on].variant  # the experts learn on the prompt their base knows
+        by_profile = _examples(data_dir, base_variant, recipe)
+        if step.gpu_experts:
+            by_profile = {**by_profile, **_gpu_examples(base_variant, recipe.limit)}
+        experts = TrainConfig(epochs=recipe.expert_epochs, threads=recipe.threads)
+        train_experts(by_profile, build(step.experts_on, root, data_dir, recipe, sources), folder, experts,
+                      model.routing, model.workload_aware)  # fmt: skip
     return folder
 
 
 def checkpoint_for(method: str, root: str | Path, data_dir: str, quick: bool) -> Path:
     """The folder ``method`` tunes with: tiny ones trained on the fly with ``--quick``; otherwise
     the bundled default for ``tensorgpt`` and ``RECIPE`` checkpoints derived from it."""
-    from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT, has_default_checkpoint
+    from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT, has_default_checkpoint
 
     if quick:
         return build(method, Path(root) / "quick", data_dir, QUICK)
@@ -129,9 +151,9 @@ def checkpoint_for(method: str, root: str | Path, data_dir: str, quick: bool) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("method", help="tensorgpt | tensorgpt-base | tlm | tlm-ct | no-hg | no-routing | no-wa")
-    parser.add_argument("--data-dir", default=str(HERE.parent / "data" / "records"))
-    parser.add_argument("--out", default=str(HERE / "checkpoints"))
+    parser.add_argument("method", help=" | ".join(METHODS))
+    parser.add_argument("--data-dir", default=str(RECORDS))
+    parser.add_argument("--out", default=str(CHECKPOINTS))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--limit", type=int, default=None,
                         help="records read per source profile (and verified examples per GPU); default all")
@@ -141,7 +163,7 @@ def main() -> None:
     recipe = Recipe(threads=args.threads, limit=args.limit)
     sources = {}
     if args.from_bundled:
-        from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT
+        from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT
 
         sources["tensorgpt"] = DEFAULT_CHECKPOINT
     print(build(args.method, Path(args.out), args.data_dir, recipe, sources))

@@ -10,13 +10,11 @@ machine) and host_profiles.png. Resumable: profiles already in the JSON are skip
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import subprocess
 import tempfile
 
-from startup import _cpu_name
+from common import RESULTS, provenance
 
 from tvm_tensorgpt.hardware import host_profiles
 from tvm_tensorgpt.plugin.tune import tune_module
@@ -29,7 +27,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=32)
     parser.add_argument("--strategy", default="tensorgpt")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
@@ -45,14 +43,9 @@ def main() -> None:
         cells[profile.name] = {"best_us": result.best_us, "records_valid": result.records_valid,
                                "trials": result.trials, "target": profile.target}  # fmt: skip
         print(f"{profile.name:16s} best {result.best_us:10.1f} us ({result.records_valid}/{result.trials} ok)", flush=True)
-        results.update(
-            command=f"python benchmarks/host_profiles.py --workload {args.workload} --trials {args.trials} "
-            f"--strategy {args.strategy} --seed {args.seed}",
-            workload=args.workload,
-            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
-            machine={"cpu": _cpu_name(), "cores": os.cpu_count()},
-        )
+        results.update(provenance(f"python benchmarks/host_profiles.py --workload {args.workload} "
+                                  f"--trials {args.trials} --strategy {args.strategy} --seed {args.seed}"),
+                       workload=args.workload)  # fmt: skip
         with open(path, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)
     _plot(results, os.path.join(args.out, "host_profiles.png"))

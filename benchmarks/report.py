@@ -19,14 +19,12 @@ import argparse
 import json
 import math
 import os
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from common import RESULTS, ROOT, read_cells
 
-from run import read_cells  # noqa: E402
-ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "tlm": "TLM", "tlm-ct": "TLM-CT", "tensorgpt": "TensorGPT",
+ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + TensorGPT cost model",
+        "prior": "Prior (same search)", "tlm": "TLM", "tlm-ct": "TLM-CT", "tensorgpt": "TensorGPT",
         "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip
 REFERENCE_TRIALS = 1000  # Ansor@1000: the seed's reference
 
@@ -198,11 +196,10 @@ def router_plot(img: Path, stamp: str) -> str | None:
     import numpy as np
     import torch
 
+    from tvm_tensorgpt.data.split import heldout_tasks
     from tvm_tensorgpt.hardware import all_profiles
-    from tvm_tensorgpt.model.checkpoint import load_checkpoint
-    from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT, has_default_checkpoint
+    from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT, has_default_checkpoint, load_checkpoint
     from tvm_tensorgpt.workloads.features import workload_features
-    from tvm_tensorgpt.workloads.tasks import heldout_tasks
 
     if not has_default_checkpoint():
         return None
@@ -329,14 +326,14 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", default=str(HERE / "results" / "subgraphs"))
-    parser.add_argument("--reference-run", default=str(HERE / "results" / "ansor1000"),
+    parser.add_argument("--run", default=str(RESULTS / "subgraphs"))
+    parser.add_argument("--reference-run", default=str(RESULTS / "ansor1000"),
                         help="the harness run of Ansor at 1000 trials (run.py --methods ansor --trials 1000)")
-    parser.add_argument("--out", default=str(HERE.parent / "docs" / "results.md"))
-    parser.add_argument("--img", default=str(HERE.parent / "docs" / "img"))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "results.md"))
+    parser.add_argument("--img", default=str(ROOT / "docs" / "img"))
     parser.add_argument("--budgets", default="16,32,64")
-    parser.add_argument("--gemm", default=str(HERE / "results" / "gemm"), help="the gemm suite's run (if present)")
-    parser.add_argument("--networks", default=str(HERE / "results" / "networks"),
+    parser.add_argument("--gemm", default=str(RESULTS / "gemm"), help="the gemm suite's run (if present)")
+    parser.add_argument("--networks", default=str(RESULTS / "networks"),
                         help="the networks suite's run (if present)")
     args = parser.parse_args()
     meta, cells = load_run(Path(args.run))

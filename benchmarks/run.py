@@ -13,13 +13,15 @@ resumes. ``--quick``: two small held-out tasks, 4 trials, tiny checkpoints train
 the smoke test of the harness, not a result. The second command is the Ansor@1000 reference that
 ``report.py`` normalizes to: its own run folder, TVM's default 64 candidates per round.
 
-Methods. ``ansor``: MetaSchedule's evolutionary search + XGBoost cost model (TVM's
-auto_scheduler no longer exists; this is its successor in TVM). The others are the TensorGPT
-strategy with a checkpoint each (``checkpoints.py`` builds them): ``tensorgpt`` (the bundled
-default), ``no-hg``, ``no-routing``, ``no-wa``, and ``tlm``/``tlm-ct`` (TLM rebuilt here from its
-paper's description: target-string prompts, no hardware grounding, no experts; TLM-CT trained
-further on the data TensorGPT uses). The generating methods rank candidates with the same XGBoost
-cost model as Ansor.
+Methods (``METHODS``: search strategy, cost model, generator). ``ansor``: MetaSchedule's
+evolutionary search + its XGBoost cost model (TVM's auto_scheduler no longer exists; this is its
+successor in TVM); ``ansor-cm``: the same search with TensorGPT's pretrained cost model, which
+separates the cost model's contribution from the generator's. The others are the TensorGPT
+strategy with the same pretrained cost model and one generator each: ``prior`` (uniform legal
+decisions), ``tensorgpt`` (the bundled checkpoint), ``no-hg``, ``no-routing``, ``no-wa``, and
+``tlm``/``tlm-ct`` (TLM rebuilt here from its paper's description: target-string prompts, no
+hardware grounding, no experts; TLM-CT trained further on the data TensorGPT uses); their
+checkpoints come from ``checkpoints.py``. Only the generator differs between those rows.
 
 Metrics per cell: the curve, best latency, validity (generated → valid after postprocessing →
 built → ran; and whether the best schedule computes the same output as the untuned build), and
@@ -31,10 +33,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import datetime
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,11 +42,27 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from checkpoints import checkpoint_for
+from common import CHECKPOINTS, RECORDS, RESULTS, read_cells, run_meta
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+@dataclass(frozen=True)
+class Method:
+    strategy: str
+    cost_model: str
+    checkpoint: bool = True  # its generator is a checkpoint (else the strategy's own or the prior)
 
-METHODS = ("ansor", "tlm", "tlm-ct", "tensorgpt", "no-hg", "no-routing", "no-wa")
+
+METHODS = {
+    "ansor": Method("evolutionary", "xgb", checkpoint=False),
+    "ansor-cm": Method("evolutionary", "tensorgpt", checkpoint=False),
+    "prior": Method("tensorgpt", "tensorgpt", checkpoint=False),
+    "tlm": Method("tensorgpt", "tensorgpt"),
+    "tlm-ct": Method("tensorgpt", "tensorgpt"),
+    "tensorgpt": Method("tensorgpt", "tensorgpt"),
+    "no-hg": Method("tensorgpt", "tensorgpt"),
+    "no-routing": Method("tensorgpt", "tensorgpt"),
+    "no-wa": Method("tensorgpt", "tensorgpt"),
+}
 SUITES = ("subgraphs", "networks", "gemm")
 QUICK_TASKS = ("mobilenetv2/fused_conv2d23_subtract14_divide14_multiply14_add27_tir_clip9",
                "bert/fused_softmax_broadcast_to2")  # fmt: skip
@@ -149,18 +165,18 @@ def _profiled(tune, *args, generator, **kwargs):
 
 def tune_cell(method: str, name: str, mod, profile, generator, trials: int, per_round: int,
               seed: int, work_dir: str) -> Cell:  # fmt: skip
-    """Tune one cell; ``generator`` is a checkpoint folder or a ``Generator`` (None for Ansor)."""
+    """Tune one cell; ``generator`` is a checkpoint folder, a ``Generator`` or "prior" (None for the
+    evolutionary methods)."""
     from tvm.s_tir import meta_schedule as ms
 
     from tvm_tensorgpt.plugin.tune import tune_module
+    from tvm_tensorgpt.tvm_glue import parse_target
 
-    strategy = "evolutionary" if method == "ansor" else "tensorgpt"
+    strategy = METHODS[method].strategy
     result, times = _profiled(tune_module, mod, profile, work_dir, trials, strategy=strategy, per_round=per_round,
-                              seed=seed, generator=generator)  # fmt: skip
+                              seed=seed, generator=generator, cost_model=METHODS[method].cost_model)  # fmt: skip
     database = ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural")
     curve, ran = _curve(work_dir, trials)
-    from tvm_tensorgpt.plugin.target import parse_target
-
     correct = _correct(mod, database, parse_target(profile.target))
     generating = strategy == "tensorgpt"
     return Cell(method, name, trials, seed, curve, curve[-1] if curve else None,
@@ -176,13 +192,13 @@ def network_cell(method: str, name: str, profile, generator, trials: int, per_ro
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
-    from tvm_tensorgpt.plugin.target import parse_target
     from tvm_tensorgpt.plugin.tune import tune_model
+    from tvm_tensorgpt.tvm_glue import parse_target
     from tvm_tensorgpt.workloads.models import apply_database, get_model, import_model
 
-    strategy = "evolutionary" if method == "ansor" else "tensorgpt"
+    strategy = METHODS[method].strategy
     result, times = _profiled(tune_model, name, profile, work_dir, trials, strategy=strategy, per_round=per_round,
-                              seed=seed, generator=generator)  # fmt: skip
+                              seed=seed, generator=generator, cost_model=METHODS[method].cost_model)  # fmt: skip
     target = parse_target(profile.target)
     raw, _, example = import_model(name)
     executable, _ = apply_database(raw, target, ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural"))
@@ -210,8 +226,9 @@ def network_cell(method: str, name: str, profile, generator, trials: int, per_ro
 
 
 def _tasks(suite: str, quick: bool) -> list[tuple[str, object]]:
+    from tvm_tensorgpt.data.split import heldout_tasks
     from tvm_tensorgpt.workloads import get_workload
-    from tvm_tensorgpt.workloads.tasks import get_task, heldout_tasks
+    from tvm_tensorgpt.workloads.tasks import get_task
 
     if suite == "gemm":
         return [("matmul-512", get_workload("matmul-512").build())]
@@ -222,30 +239,6 @@ def _tasks(suite: str, quick: bool) -> list[tuple[str, object]]:
     if quick:
         return [(name, get_task(name).mod) for name in QUICK_TASKS]
     return [(t.name, t.mod) for t in heldout_tasks()]
-
-
-def read_cells(path: Path) -> dict[tuple[str, str], dict]:
-    """Finished cells of a results.jsonl by (method, task); a line cut by a kill is skipped."""
-    cells = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a kill: that cell runs again
-            cells[(row["method"], row["task"])] = row
-    return cells
-
-
-def _meta(args: argparse.Namespace) -> dict:
-    from startup import _cpu_name
-
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE)
-    return {"command": " ".join(["python", "benchmarks/run.py", *sys.argv[1:]]),
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "commit": commit.stdout.strip(), "machine": {"cpu": _cpu_name(), "cores": os.cpu_count()},
-            "profile": args.profile, "suite": args.suite, "trials": args.trials, "seed": args.seed,
-            "per_round": args.per_round, "quick": args.quick}  # fmt: skip
 
 
 def _numpy_sgemm_gflops(n: int = 512, cores: int = 2) -> float:
@@ -261,11 +254,27 @@ def _numpy_sgemm_gflops(n: int = 512, cores: int = 2) -> float:
     return 2 * n**3 / float(np.median(runs)) / 1e9
 
 
-def run(args: argparse.Namespace) -> dict:
-    from checkpoints import checkpoint_for
+def _generator(method: str, args: argparse.Namespace) -> Path | str | None:
+    """What a method's search proposes with: its checkpoint, the prior, or nothing (evolutionary)."""
+    if METHODS[method].checkpoint:
+        return checkpoint_for(method, args.checkpoints, args.data_dir, args.quick)
+    return "prior" if METHODS[method].strategy == "tensorgpt" else None
 
+
+def _start_meta(path: Path, meta: dict) -> dict:
+    """Write meta.json at the first start (so a cut run can be reported); a resume keeps the first
+    start's record and appends its own to ``resumes``."""
+    if path.exists():
+        first = json.loads(path.read_text(encoding="utf-8"))
+        first.setdefault("resumes", []).append({k: meta[k] for k in ("command", "date", "commit", "machine")})
+        meta = first
+    path.write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    return meta
+
+
+def run(args: argparse.Namespace) -> dict:
     from tvm_tensorgpt.hardware import get_profile
-    from tvm_tensorgpt.plugin.target import parse_target
+    from tvm_tensorgpt.tvm_glue import parse_target
 
     profile = get_profile(args.profile)
     out = Path(args.out)
@@ -278,11 +287,10 @@ def run(args: argparse.Namespace) -> dict:
         tasks = tasks[: int(wanted[0])] if wanted[0].isdigit() else [t for t in tasks if t[0] in wanted]
     cells = [(m, name, mod) for name, mod in tasks for m in args.methods]  # a cut run has whole tasks
     todo = [c for c in cells if (c[0], c[1]) not in done]
-    meta = _meta(args) | {"target": json.loads(str(parse_target(profile.target)))}
-    (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")  # a cut run can be reported
+    meta = _start_meta(out / "meta.json", run_meta(args) | {"target": json.loads(str(parse_target(profile.target)))})
     started = time.perf_counter()
     for index, (method, name, mod) in enumerate(todo):
-        checkpoint = None if method == "ansor" else checkpoint_for(method, args.checkpoints, args.data_dir, args.quick)
+        checkpoint = _generator(method, args)
         work_dir = tempfile.mkdtemp(prefix=f"bench-{method}-", dir=args.work_root)
         tune = network_cell if args.suite == "networks" else functools.partial(tune_cell, mod=mod)
         cell = tune(method=method, name=name, profile=profile, generator=checkpoint, trials=args.trials,
@@ -310,9 +318,10 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=64, help="budget per cell (its prefixes give 16, 32)")
     parser.add_argument("--per-round", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default=str(HERE / "results" / "subgraphs"))
-    parser.add_argument("--checkpoints", default=str(HERE / "checkpoints"), help="where method checkpoints live")
-    parser.add_argument("--data-dir", default=str(HERE.parent / "data" / "records"), help="training data (checkpoints)")
+    parser.add_argument("--out", help="run folder (default: benchmarks/results/<suite>; with --quick a new "
+                        "temporary folder, never the committed results)")
+    parser.add_argument("--checkpoints", default=str(CHECKPOINTS), help="where method checkpoints live")
+    parser.add_argument("--data-dir", default=str(RECORDS), help="training data (checkpoints)")
     parser.add_argument("--work-root", default=None, help="parent of the per-cell work_dirs (default: temp)")
     parser.add_argument("--tasks", help="a subset: comma-separated task names, or N for the suite's first N")
     parser.add_argument("--quick", action="store_true", help="2 small tasks, 4 trials, tiny checkpoints")
@@ -324,6 +333,7 @@ def main() -> None:
         parser.error(f"unknown methods {unknown}; known: {', '.join(METHODS)}")
     if args.quick:
         args.trials, args.per_round = min(args.trials, 4), 4
+    args.out = args.out or (tempfile.mkdtemp(prefix="bench-quick-") if args.quick else str(RESULTS / args.suite))
     # stdout carries only the JSON object; MetaSchedule prints its task tables on stdout
     with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
         results = run(args)

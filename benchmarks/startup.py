@@ -11,13 +11,13 @@ intrinsic import vs with ``load_tensor_intrinsics`` (only the target's backend);
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
+
+from common import RESULTS, provenance
 
 TARGET = '{"kind": "llvm", "mcpu": "core-avx2", "num-cores": 2}'
 
@@ -37,7 +37,7 @@ elapsed = time.perf_counter() - t
     "context_target_intrinsics": """
 import tvm_tensorgpt, tvm
 from tvm.s_tir import meta_schedule as ms
-from tvm_tensorgpt.plugin.intrinsics import load_tensor_intrinsics
+from tvm_tensorgpt.tvm_glue import load_tensor_intrinsics
 from tvm_tensorgpt.workloads import get_workload
 mod = get_workload("matmul-128").build()
 t = time.perf_counter()
@@ -55,7 +55,7 @@ BUILD = """
 import tvm_tensorgpt, tvm
 from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir.meta_schedule.builder import BuilderInput, LocalBuilder
-from tvm_tensorgpt.plugin.intrinsics import load_tensor_intrinsics
+from tvm_tensorgpt.tvm_glue import load_tensor_intrinsics
 from tvm_tensorgpt.workloads import get_workload
 target = tvm.target.Target(TARGET)
 load_tensor_intrinsics(target)
@@ -76,17 +76,9 @@ def _run(code: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.machine()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "startup.json"))
+    parser.add_argument("--out", default=str(RESULTS / "startup.json"))
     parser.add_argument("--repeat", type=int, default=2, help="fresh processes per part (the minimum is kept)")
     args = parser.parse_args()
 
@@ -107,13 +99,7 @@ def main() -> None:
     print(f"{'tune_8_trials_total':28s} {results['tune_8_trials_total']:8.2f} s")
 
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    record = {
-        "command": "python benchmarks/startup.py",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpu": _cpu_name(), "cores": os.cpu_count()},
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
-        "seconds": results,
-    }
+    record = provenance("python benchmarks/startup.py") | {"seconds": results}
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1)
     print(f"wrote {args.out}")

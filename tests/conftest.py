@@ -1,21 +1,29 @@
-"""Shared fixtures: a CPU target, design spaces of the built-in workloads (computed once)."""
+"""Shared fixtures: a CPU target, design spaces of the built-in workloads (computed once), tiny networks."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+import torch
 
 os.environ.setdefault("TVM_NUM_THREADS", "1")
 
 import tvm  # noqa: E402
-import tvm_tensorgpt  # noqa: E402,F401  (registers "tensorgpt")
 from tvm.s_tir import meta_schedule as ms  # noqa: E402
+
+import tvm_tensorgpt  # noqa: E402,F401  (registers "tensorgpt")
 from tvm_tensorgpt.language import Sketch  # noqa: E402
-from tvm_tensorgpt.plugin.intrinsics import load_tensor_intrinsics  # noqa: E402
+from tvm_tensorgpt.model import ModelConfig, TensorGPTNetwork  # noqa: E402
+from tvm_tensorgpt.tvm_glue import load_tensor_intrinsics  # noqa: E402
 from tvm_tensorgpt.workloads import get_workload  # noqa: E402
 
 LLVM = {"kind": "llvm", "mcpu": "core-avx2", "num-cores": 2}
+torch.set_num_threads(1)  # one torch thread beside TVM's workers
+
+
+TINY = ModelConfig(hidden=32, layers=2, heads=2, intermediate=64, prefix_slots=3, prefix_hidden=16)
+EXPERTS = ModelConfig(**{**TINY.to_dict(), "experts": ("host-avx2-1c", "host-sse42-2c", "host-sse42-1c")})
 LANGUAGE_WORKLOADS = ["matmul-128", "conv2d-resnet", "depthwise-mobilenet", "softmax-bert", "layernorm-bert"]
 
 
@@ -47,6 +55,21 @@ def task_spaces(llvm_target):
         out[name] = (context, spaces, [Sketch.from_schedule(context.mod, s) for s in spaces])
     return out
 
+
+def tiny_net(config: ModelConfig = TINY) -> TensorGPTNetwork:
+    """A small, seeded, untrained network (eval mode)."""
+    torch.manual_seed(0)
+    return TensorGPTNetwork(config).eval()
+
+
+def expert_net(config: ModelConfig = EXPERTS) -> TensorGPTNetwork:
+    """``tiny_net`` with experts whose LoRA weights are not zero."""
+    net = tiny_net(config)
+    with torch.no_grad():  # peft starts lora_B at zero; give the experts something to say
+        for name, param in net.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0, 0.5)
+    return net
 
 
 def record_lines(work_dir) -> list[str]:

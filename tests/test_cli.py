@@ -1,30 +1,13 @@
 """The command line, including its errors on bad input."""
 
 import json
+import math
 import subprocess
 import sys
 
 import pytest
 
 from tvm_tensorgpt.cli import main
-from tvm_tensorgpt.plugin.target import TargetError, host_target, parse_target
-
-
-def test_cli_string_targets_get_a_json_suggestion():
-    with pytest.raises(TargetError) as err:
-        parse_target("llvm -mcpu=znver3 -num-cores=2")
-    message = str(err.value)
-    assert "no longer parses" in message
-    assert json.dumps({"kind": "llvm", "mcpu": "znver3", "num-cores": 2}) in message
-
-
-def test_targets_from_json_dict_and_host():
-    assert parse_target('{"kind": "llvm", "num-cores": 2}').kind.name == "llvm"
-    assert parse_target({"kind": "llvm"}).kind.name == "llvm"
-    host = host_target()
-    assert host["kind"] == "llvm" and host["num-cores"] >= 1 and host["mcpu"]
-    with pytest.raises(TargetError, match="not valid JSON"):
-        parse_target('{"kind": llvm}')
 
 
 @pytest.mark.parametrize(
@@ -76,7 +59,10 @@ def test_tune_json_end_to_end(tmp_path):
 def test_tune_on_a_heldout_task_and_profile_uses_the_bundled_checkpoint(tmp_path):
     """The package ships a trained checkpoint and `tune` uses it by default: a held-out task on
     the held-out profile, every generated candidate valid after postprocessing."""
-    from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT, has_default_checkpoint
+    from tvm_tensorgpt.model.checkpoint import (
+        DEFAULT_CHECKPOINT,
+        has_default_checkpoint,
+    )
 
     assert has_default_checkpoint(), f"no bundled checkpoint in {DEFAULT_CHECKPOINT}"
     proc = subprocess.run(
@@ -89,3 +75,20 @@ def test_tune_on_a_heldout_task_and_profile_uses_the_bundled_checkpoint(tmp_path
     assert summary["generator"] == f"checkpoint {DEFAULT_CHECKPOINT}"
     assert summary["trials"] == 8 and summary["generated"] >= 8
     assert summary["valid"] >= 0.99 * summary["generated"]
+
+
+def test_devices_cli_json(capsys):
+    assert main(["devices", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert len(entries) >= 7
+    for entry in entries:
+        assert {"name", "bucket", "kind", "target", "raw", "vector"} <= set(entry)
+        assert len(entry["vector"]) == 24 and all(math.isfinite(x) for x in entry["vector"])
+
+
+def test_devices_show_and_unknown(capsys):
+    assert main(["devices", "show", "jetson-orin"]) == 0
+    out = capsys.readouterr().out
+    assert "HW_GPU_EDGE" in out and "flop_per_byte" in out and "Jetson AGX Orin" in out
+    assert main(["devices", "show", "jetson-oriin"]) == 2
+    assert "Did you mean jetson-orin" in capsys.readouterr().err

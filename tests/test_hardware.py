@@ -8,10 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from tvm_tensorgpt.cli import main
+from tvm_tensorgpt.data.split import HELDOUT_HOST
 from tvm_tensorgpt.hardware import (
     DIMENSIONS,
-    HELDOUT_HOST,
     VECTOR_DIM,
     ProfileError,
     Standardizer,
@@ -25,6 +24,7 @@ from tvm_tensorgpt.hardware import (
     raw_vector,
     universe_standardizer,
 )
+
 
 PUBLISHED = ["rtx4090", "jetson-xavier", "jetson-orin", "xeon-8272cl", "ryzen-5800h"]
 
@@ -194,23 +194,6 @@ def test_user_profile_from_toml(tmp_path):
     profile = load_profile_file(path)
     assert profile.name == "my-laptop" and profile.specs == get_profile("ryzen-5800h").specs
     assert profile_from_dict(profile.to_dict()).specs == profile.specs
-
-
-def test_devices_cli_json(capsys):
-    assert main(["devices", "--json"]) == 0
-    entries = json.loads(capsys.readouterr().out)
-    assert len(entries) >= 7
-    for entry in entries:
-        assert {"name", "bucket", "kind", "target", "raw", "vector"} <= set(entry)
-        assert len(entry["vector"]) == 24 and all(math.isfinite(x) for x in entry["vector"])
-
-
-def test_devices_show_and_unknown(capsys):
-    assert main(["devices", "show", "jetson-orin"]) == 0
-    out = capsys.readouterr().out
-    assert "HW_GPU_EDGE" in out and "flop_per_byte" in out and "Jetson AGX Orin" in out
-    assert main(["devices", "show", "jetson-oriin"]) == 2
-    assert "Did you mean jetson-orin" in capsys.readouterr().err
 
 
 def test_runner_pins_its_worker_to_the_profile_cores():

@@ -7,11 +7,13 @@ import tvm_ffi
 from conftest import LANGUAGE_WORKLOADS, make_context
 from tvm.s_tir import Schedule
 
+from tvm_tensorgpt.generators import PriorGenerator
 from tvm_tensorgpt.language import (
-    TVM_ERRORS,
+    VOCAB,
     DecodeError,
     DecodingState,
     Sketch,
+    Vocabulary,
     decode_response,
     legal_values,
     prompt_tokens,
@@ -24,9 +26,12 @@ from tvm_tensorgpt.language.sketch import (
     TILE,
     DecisionSlot,
 )
-from tvm_tensorgpt.plugin import PriorGenerator
-from tvm_tensorgpt.plugin.intrinsics import load_tensor_intrinsics
-from tvm_tensorgpt.plugin.space import resolved_postprocs
+from tvm_tensorgpt.language.vocab import split_name
+from tvm_tensorgpt.tvm_glue import (
+    TVM_ERRORS,
+    load_tensor_intrinsics,
+    resolved_postprocs,
+)
 from tvm_tensorgpt.workloads import get_workload
 
 
@@ -151,6 +156,37 @@ def test_extra_filters_narrow_decoding(task_spaces):
                 assert decision == 0
 
 
+def test_copies_share_legal_sets_equal_to_fresh_states(task_spaces):
+    """Sampling keeps one legal set per legality key for a sketch's rows (``DecodingState.copy``):
+    along random paths through a real sketch (tiles, categorical, location), with a plain filter
+    and one that reads earlier slots, each row's shared set equals a fresh state's."""
+
+    def no_outer_2(slot, prefix, values):
+        return [v for v in values if not (slot.kind == TILE and not prefix and v == 2)]
+
+    class SmallAfterLargeTiles:  # reads the decisions before: the key must hold them
+        def narrow(self, context, slot, prefix, values):
+            large = sum(1 for d in context.decided if isinstance(d, tuple) and d[0] > 4)
+            return [v for v in values if v <= 8] if slot.kind == TILE and large % 2 else values
+
+    _, _, sketches = task_spaces["conv2d-resnet"]
+    sketch = sketches[0]
+    assert {slot.kind for slot in sketch.slots} >= {TILE, CATEGORICAL, LOCATION}
+    rng = np.random.default_rng(4)
+    for filters in ((), (no_outer_2, SmallAfterLargeTiles())):
+        first = DecodingState(sketch, filters)
+        rows = [first.copy() for _ in range(10)]
+        assert rows[0].legal_tokens() is rows[1].legal_tokens()  # computed once
+        while not rows[0].done:
+            for row in rows:
+                fresh = DecodingState(sketch, filters)
+                for token in row.tokens:
+                    fresh.step(token)
+                assert row.legal_tokens() == fresh.legal_tokens()
+                row.step(row.legal_tokens()[int(rng.integers(len(row.legal_tokens())))])
+        assert len({tuple(map(str, row.decisions())) for row in rows}) > 1 and first.tokens == []
+
+
 def test_decoding_state_refuses_illegal_tokens(task_spaces):
     _, _, sketches = task_spaces["matmul-128"]
     state = DecodingState(sketches[0])
@@ -263,9 +299,9 @@ def test_thread_positions_follow_split_fuse_bind():
 def test_masked_decoding_respects_the_device_thread_limit():
     """Every decision set decoded under ThreadLimitFilter has threads per block within [the
     sketch's minimum, the limit]; without it, uniform decoding breaks a small limit."""
+    from tvm_tensorgpt.generators import PriorGenerator
     from tvm_tensorgpt.language import ThreadLimitFilter
     from tvm_tensorgpt.language.limits import bound_positions, thread_count
-    from tvm_tensorgpt.plugin.generator import PriorGenerator
 
     rng = np.random.default_rng(0)
     for workload in ("matmul-128", "conv2d-resnet"):
@@ -291,7 +327,7 @@ def test_cuda_prior_is_mostly_valid_with_device_masks():
     with the masks vs a few percent without; the rest fails on limits not masked yet)."""
     from tvm.s_tir import meta_schedule as ms
 
-    from tvm_tensorgpt.plugin.generator import PriorGenerator
+    from tvm_tensorgpt.generators import PriorGenerator
 
     target, sketches = _cuda_sketches("matmul-512", "jetson-orin")
     postprocs = ms.Postproc.create("cuda")
@@ -329,6 +365,7 @@ def test_shared_memory_model_matches_verify_gpu_code():
     schedule at that limit and refuses it one byte below (pipelined sketches included)."""
     from tvm.s_tir import meta_schedule as ms
 
+    from tvm_tensorgpt.generators import PriorGenerator
     from tvm_tensorgpt.hardware import get_profile
     from tvm_tensorgpt.language.limits import (
         PipelineFilter,
@@ -336,7 +373,6 @@ def test_shared_memory_model_matches_verify_gpu_code():
         bound_positions,
         shared_bytes,
     )
-    from tvm_tensorgpt.plugin.generator import PriorGenerator
 
     target, sketches = _cuda_sketches("matmul-128", "jetson-orin")
     structural = [p for p in ms.Postproc.create("cuda") if type(p).__name__ != "VerifyGPUCode"]
@@ -361,6 +397,7 @@ def test_masked_decoding_respects_shared_memory_and_pipelines():
     not), and PipelineFilter leaves a software-pipelined loop at least two iterations."""
     import math
 
+    from tvm_tensorgpt.generators import PriorGenerator
     from tvm_tensorgpt.language.limits import (
         PipelineFilter,
         SharedMemoryFilter,
@@ -368,7 +405,6 @@ def test_masked_decoding_respects_shared_memory_and_pipelines():
         bound_positions,
         shared_bytes,
     )
-    from tvm_tensorgpt.plugin.generator import PriorGenerator
 
     rng = np.random.default_rng(0)
     limit = 8192
@@ -387,3 +423,32 @@ def test_masked_decoding_respects_shared_memory_and_pipelines():
                     assert math.prod(decisions[s][p] for s, p in pipelined) >= 2
                 over += shared_bytes(sketch, free.sample(sketch, rng)) > limit
         assert over > 0
+
+
+def test_vocabulary_is_deterministic_and_unique():
+    again = Vocabulary()
+    assert again.tokens == VOCAB.tokens
+    assert len(set(VOCAB.tokens)) == len(VOCAB)
+    assert VOCAB.tokens[:4] == ["<pad>", "<bos>", "<eos>", "<sep>"]
+
+
+def test_unknowns_map_to_explicit_tokens():
+    assert VOCAB.instruction("NotAnInstruction") == "<unk>"
+    assert VOCAB.number(1031) == "<unk_num>"  # prime > 1024: not representable
+    assert VOCAB.id("N1031") == VOCAB.id("<unk_num>")
+    assert VOCAB.id("totally-unknown") == VOCAB.id("<unk>")
+    assert VOCAB.words("T_softmax_maxelem") == ["W_t", "W_softmax", "W_maxelem"]
+    assert VOCAB.words("frobnicate") == ["<unk>"]
+    assert VOCAB.bucket("HW_QUANTUM") == "HW_UNKNOWN"
+
+
+def test_numbers_cover_smooth_extents():
+    for n in (0, 1, 7, 1024, 3136, 50176, 12 * 128 * 128, 1 << 20):
+        assert VOCAB.has_number(n), n
+    assert VOCAB.decode(VOCAB.encode(["N64", "C3", "L-2"])) == ["N64", "C3", "L-2"]
+
+
+def test_split_name():
+    assert split_name("conv2d_nchw") == ["conv2d", "nchw"]
+    assert split_name("T_matmul_NN") == ["t", "matmul", "nn"]
+    assert split_name("compute_1") == ["compute"]

@@ -1,22 +1,14 @@
 """The generator network: prefix gradients, cached decoding, padding, bad inputs."""
 
-import numpy as np
 import pytest
 import torch
+from conftest import EXPERTS, TINY, expert_net, tiny_net
 
-from tvm_tensorgpt.model import ModelConfig, TensorGPTNetwork
-
-torch.set_num_threads(1)
-TINY = ModelConfig(hidden=32, layers=2, heads=2, intermediate=64, prefix_slots=3, prefix_hidden=16)
-
-
-def _net(config: ModelConfig = TINY) -> TensorGPTNetwork:
-    torch.manual_seed(0)
-    return TensorGPTNetwork(config).eval()
+from tvm_tensorgpt.model import ModelConfig
 
 
 def test_prefix_receives_gradients_and_changes_logits():
-    net = _net().train()
+    net = tiny_net().train()
     ids = torch.randint(7, TINY.vocab_size, (2, 6))
     mask = torch.ones_like(ids)
     hardware = torch.randn(2, 24, requires_grad=True)
@@ -29,7 +21,7 @@ def test_prefix_receives_gradients_and_changes_logits():
 
 
 def test_cached_decoding_equals_teacher_forcing():
-    net = _net()
+    net = tiny_net()
     ids = torch.randint(7, TINY.vocab_size, (2, 9))
     hardware = torch.randn(2, 24)
     with torch.no_grad():
@@ -43,8 +35,39 @@ def test_cached_decoding_equals_teacher_forcing():
     assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
 
 
+@pytest.mark.parametrize("variant", ["plain", "no-prefix", "experts", "fixed-gates"])
+def test_prompt_decoder_equals_teacher_forcing(variant):
+    """Sampling's decoder (shared prompt, per-row buffers, merged experts, rows with the same tokens
+    computed once) gives the logits of the network's own forward over prompt + response."""
+    from tvm_tensorgpt.model.decoder import PromptDecoder
+
+    if variant == "no-prefix":
+        net = tiny_net(ModelConfig(**{**TINY.to_dict(), "hardware_grounding": False}))
+    else:
+        net = tiny_net() if variant == "plain" else expert_net()
+    gates = torch.tensor([0.2, 0.5, 0.1]) if variant == "fixed-gates" else None
+    hardware = None if variant == "no-prefix" else torch.randn(24)
+    workload = torch.randn(12) if net.config.experts else None
+    rows, steps, prompt = 5, 6, torch.randint(7, TINY.vocab_size, (9,))
+    response = torch.randint(7, TINY.vocab_size, (rows, steps))
+    response[1:4, :2] = response[0, :2]  # shared first tokens that branch later
+    response[2, :4] = response[0, :4]
+    decoder = PromptDecoder(net, prompt.tolist(), hardware, workload, gates, rows, steps)
+    everything = torch.arange(TINY.vocab_size)
+    decoded = [decoder.logits(everything)]
+    for t in range(steps - 1):
+        decoder.feed(response[:, t].tolist())
+        decoded.append(decoder.logits(everything))
+    ids = torch.cat([prompt.expand(rows, -1), response], dim=1)
+    hardware, workload, gates = (None if x is None else x.expand(rows, -1) for x in (hardware, workload, gates))
+    with torch.no_grad():
+        full, _ = net(ids, torch.ones_like(ids), hardware, workload=workload, gates=gates)
+    assert torch.allclose(torch.stack(decoded, dim=1), full[:, len(prompt) - 1 : -1], atol=1e-5)
+    assert torch.allclose(decoder.logits(torch.tensor([9, 3])), decoded[-1][:, [9, 3]])
+
+
 def test_left_padding_does_not_change_a_sequence():
-    net = _net()
+    net = tiny_net()
     ids = torch.randint(7, TINY.vocab_size, (1, 6))
     hardware = torch.randn(1, 24)
     padded = torch.cat([torch.zeros(1, 3, dtype=torch.long), ids], dim=1)
@@ -56,7 +79,7 @@ def test_left_padding_does_not_change_a_sequence():
 
 
 def test_without_hardware_grounding_there_is_no_prefix():
-    net = _net(ModelConfig(**{**TINY.to_dict(), "hardware_grounding": False}))
+    net = tiny_net(ModelConfig(**{**TINY.to_dict(), "hardware_grounding": False}))
     assert net.prefix is None and net.prefix_len == 0
     ids = torch.randint(7, TINY.vocab_size, (1, 4))
     logits, _ = net(ids, torch.ones_like(ids))
@@ -65,7 +88,7 @@ def test_without_hardware_grounding_there_is_no_prefix():
 
 @pytest.mark.parametrize("hardware", [torch.randn(2, 23), torch.full((2, 24), float("nan")), None])
 def test_bad_hardware_vectors_are_refused(hardware):
-    net = _net()
+    net = tiny_net()
     ids = torch.randint(7, TINY.vocab_size, (2, 4))
     with pytest.raises(ValueError, match="hardware"):
         net(ids, torch.ones_like(ids), hardware)
@@ -81,8 +104,7 @@ def test_config_round_trip_and_vocabulary_mismatch():
 
 def test_default_feed_forward_width_is_the_shipped_checkpoints():
     """Left out, the width is derived from ``hidden`` as the training recipes do (8/3 × 256 = 682)."""
-    from tvm_tensorgpt.model.checkpoint import read_config
-    from tvm_tensorgpt.model.generator import DEFAULT_CHECKPOINT
+    from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT, read_config
 
     assert ModelConfig().intermediate == read_config(DEFAULT_CHECKPOINT).intermediate == 682
     assert ModelConfig(hidden=96).intermediate == 256 and TINY.intermediate == 64
@@ -91,8 +113,8 @@ def test_default_feed_forward_width_is_the_shipped_checkpoints():
 def test_tiny_model_overfits_records_and_regenerates_them(task_spaces):
     """Prompt -> decisions end to end: SFT on three records, then masked greedy decoding."""
     from tvm_tensorgpt.language import VOCAB, prompt_tokens, response_tokens
+    from tvm_tensorgpt.model import Example, collate
     from tvm_tensorgpt.model.generate import SamplingConfig, sample_decisions
-    from tvm_tensorgpt.train.sft import Example, collate, loss_on
 
     _, _, sketches = task_spaces["matmul-128"]
     hardware = torch.randn(24)
@@ -101,12 +123,12 @@ def test_tiny_model_overfits_records_and_regenerates_them(task_spaces):
                 tuple(hardware.tolist()))
         for s in sketches
     ]  # fmt: skip
-    net = _net().train()
+    net = tiny_net().train()
     optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
     batch = collate(examples)
     for _ in range(400):
         optimizer.zero_grad()
-        loss = loss_on(net, batch)
+        loss = net.loss(batch)
         loss.backward()
         optimizer.step()
     assert float(loss) < 0.02
@@ -124,9 +146,13 @@ def test_tiny_model_overfits_records_and_regenerates_them(task_spaces):
 
 def test_checkpoint_round_trip_and_bad_files(tmp_path):
     from tvm_tensorgpt.hardware import universe_standardizer
-    from tvm_tensorgpt.model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+    from tvm_tensorgpt.model.checkpoint import (
+        CheckpointError,
+        load_checkpoint,
+        save_checkpoint,
+    )
 
-    net = _net()
+    net = tiny_net()
     path = save_checkpoint(tmp_path / "ckpt", net, universe_standardizer())
     loaded, standardizer = load_checkpoint(path)
     ids = torch.randint(7, TINY.vocab_size, (1, 5))
@@ -142,99 +168,6 @@ def test_checkpoint_round_trip_and_bad_files(tmp_path):
         load_checkpoint(path)
 
 
-def test_model_generator_in_a_real_tune(tmp_path, llvm_target):
-    """A (random) model drives strategy="tensorgpt": masked decoding keeps candidates valid."""
-    from tvm.s_tir import meta_schedule as ms
-
-    import tvm_tensorgpt
-    from tvm_tensorgpt.hardware import universe_standardizer
-    from tvm_tensorgpt.model.generator import ModelGenerator
-    from tvm_tensorgpt.workloads import get_workload
-
-    stats = tvm_tensorgpt.TuningStats()
-    strategy = tvm_tensorgpt.TensorGPTSearchStrategy(ModelGenerator(_net(), universe_standardizer()), stats=stats)
-    database = ms.tune_tir(get_workload("conv2d-resnet").build(), llvm_target, str(tmp_path), max_trials_global=8,
-                           num_trials_per_iter=8, strategy=strategy, space="tensorgpt", builder="tensorgpt",
-                           num_tuning_cores=2)  # fmt: skip
-    total = stats.total()
-    assert total.generated >= 8 and total.valid >= 0.99 * total.generated
-    assert len(database.get_all_tuning_records()) == 8
-
-
-def test_examples_from_measured_records(tmp_path, llvm_target):
-    """Records of a real tune become (prompt, response) examples that decode to their traces."""
-    from tvm.s_tir import meta_schedule as ms
-
-    from tvm_tensorgpt.hardware import get_profile, universe_standardizer
-    from tvm_tensorgpt.language import VOCAB, decode_response, prompt_tokens
-    from tvm_tensorgpt.train.dataset import design_sketches, examples_from_database
-    from tvm_tensorgpt.workloads import get_workload
-
-    profile = get_profile("host-avx2-1c")
-    mod = get_workload("matmul-128").build()
-    database = ms.tune_tir(mod, profile.target, str(tmp_path), max_trials_global=8, num_trials_per_iter=8,
-                           strategy="replay-trace", builder="tensorgpt", num_tuning_cores=1)  # fmt: skip
-    examples, stats = examples_from_database(database, profile, universe_standardizer())
-    assert stats.records == 8 and stats.unmatched == 0
-    assert stats.examples + stats.duplicates + stats.failed == 8 and stats.examples >= 4
-    assert max(e.weight for e in examples) == 1.0 and all(0 < e.weight <= 1 for e in examples)
-    sketches = design_sketches(database.get_all_tuning_records()[0].workload.mod, profile.target)
-    for example in examples:
-        tokens = VOCAB.decode(example.prompt)
-        assert tokens[2] == "HW_CPU_X86" and len(example.hardware) == 24
-        sketch = next(s for s in sketches if VOCAB.encode(prompt_tokens(s, ["HW_CPU_X86"])) == example.prompt)
-        decode_response(sketch, VOCAB.decode(example.response))  # the response fits its sketch
-    held = examples_from_database(database, profile, None, exclude=[database.get_all_tuning_records()[0].workload.mod])
-    assert held[0] == []
-
-
-def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
-    """`tensorgpt train` on a tiny database: an epoch, a checkpoint, a resume, a clear refusal."""
-    import json
-
-    from tvm.s_tir import meta_schedule as ms
-
-    from tvm_tensorgpt.cli import main
-    from tvm_tensorgpt.hardware import get_profile
-    from tvm_tensorgpt.model.checkpoint import load_checkpoint
-    from tvm_tensorgpt.workloads import get_workload
-
-    data = tmp_path / "records"
-    ms.tune_tir(get_workload("matmul-128").build(), get_profile("host-sse42-1c").target, str(data / "host-sse42-1c"),
-                max_trials_global=8, num_trials_per_iter=8, strategy="replay-trace", builder="tensorgpt",
-                num_tuning_cores=1)  # fmt: skip
-    out = tmp_path / "ckpt"
-    argv = ["train", "--out", str(out), "--data-dir", str(data), "--epochs", "1", "--batch", "4", "--hidden", "32",
-            "--layers", "1"]  # fmt: skip
-    assert main(argv) == 0
-    state = json.loads((out / "training.json").read_text())
-    assert state["epochs_done"] == 1 and state["history"][0]["valid_loss"] > 0
-    assert main(argv[:5] + ["--epochs", "2"] + argv[7:]) == 0  # resumes: one more epoch
-    assert json.loads((out / "training.json").read_text())["epochs_done"] == 2
-    net, _ = load_checkpoint(out)
-    assert net.config.hidden == 32
-    assert main(["train", "--out", str(tmp_path / "x"), "--data-dir", str(data), "--profiles", "host-avx2-2c"]) == 2
-    # bundling: float16 weights, the training history in provenance.json, loads like the source
-    assert main(["bundle", str(out), "--out", str(tmp_path / "bundled"), "--note", "test"]) == 0
-    provenance = json.loads((tmp_path / "bundled" / "provenance.json").read_text())
-    assert provenance["note"] == "test" and provenance["training"][str(out)]["epochs_done"] == 2
-    assert provenance["bytes"] < 0.6 * (out / "model.safetensors").stat().st_size
-    assert load_checkpoint(tmp_path / "bundled")[0].config == net.config
-    assert main(["bundle", str(tmp_path / "x"), "--out", str(tmp_path / "y")]) == 2  # not a checkpoint
-
-
-EXPERTS = ModelConfig(**{**TINY.to_dict(), "experts": ("host-avx2-1c", "host-sse42-2c", "host-sse42-1c")})
-
-
-def _expert_net(config: ModelConfig = EXPERTS) -> TensorGPTNetwork:
-    net = _net(config)
-    with torch.no_grad():  # peft starts lora_B at zero; give the experts something to say
-        for name, param in net.named_parameters():
-            if "lora_B" in name:
-                param.normal_(0, 0.5)
-    return net
-
-
 def _devices_and_workloads():
     from tvm_tensorgpt.hardware import get_profile, universe_standardizer
     from tvm_tensorgpt.workloads.features import workload_features
@@ -247,7 +180,7 @@ def _devices_and_workloads():
 
 
 def test_router_weights_differ_between_devices_and_workloads():
-    net = _expert_net()
+    net = expert_net()
     hw, wl = _devices_and_workloads()
     base = net.gates(hw["rtx4090"], wl["bert/matmul1"], 1)
     assert base.shape == (1, 3) and float(base.sum()) < 1  # the rest is the base channel
@@ -257,21 +190,21 @@ def test_router_weights_differ_between_devices_and_workloads():
 
 def test_ablation_flags_change_only_what_they_should():
     hw, wl = _devices_and_workloads()
-    uniform = _expert_net(ModelConfig(**{**EXPERTS.to_dict(), "routing": "uniform"}))
+    uniform = expert_net(ModelConfig(**{**EXPERTS.to_dict(), "routing": "uniform"}))
     assert uniform.router is None
     assert torch.allclose(uniform.gates(hw["rtx4090"], wl["bert/matmul1"], 1), torch.full((1, 3), 0.25))
-    blind = _expert_net(ModelConfig(**{**EXPERTS.to_dict(), "workload_aware": False}))
+    blind = expert_net(ModelConfig(**{**EXPERTS.to_dict(), "workload_aware": False}))
     assert torch.allclose(blind.gates(hw["rtx4090"], wl["bert/matmul1"], 1), blind.gates(hw["rtx4090"], None, 1))
     assert not torch.allclose(blind.gates(hw["rtx4090"], None, 1), blind.gates(hw["host-avx2-2c"], None, 1))
-    plain = _net()
+    plain = tiny_net()
     assert plain.router is None and not any("lora" in n for n, _ in plain.named_parameters())
     # the same seed builds the same base weights: only the flags' parts differ
-    names = {n for n, _ in _expert_net().named_parameters()} - {n for n, _ in uniform.named_parameters()}
+    names = {n for n, _ in expert_net().named_parameters()} - {n for n, _ in uniform.named_parameters()}
     assert names and all(n.startswith("router.") for n in names)
 
 
 def test_gates_mix_experts_over_the_base():
-    net = _expert_net()
+    net = expert_net()
     ids = torch.randint(7, EXPERTS.vocab_size, (1, 6))
     mask = torch.ones_like(ids)
     hardware = torch.randn(1, 24)
@@ -291,7 +224,7 @@ def test_cached_decoding_with_experts_and_checkpoint_round_trip(tmp_path):
     from tvm_tensorgpt.hardware import universe_standardizer
     from tvm_tensorgpt.model.checkpoint import load_checkpoint, save_checkpoint
 
-    net = _expert_net()
+    net = expert_net()
     ids = torch.randint(7, EXPERTS.vocab_size, (2, 7))
     hardware, workload = torch.randn(2, 24), torch.randn(2, 12)
     with torch.no_grad():
@@ -310,73 +243,6 @@ def test_cached_decoding_with_experts_and_checkpoint_round_trip(tmp_path):
     assert torch.allclose(again, full, atol=1e-5)
 
 
-def test_expert_and_router_stages(tmp_path):
-    """Experts stage: only that expert's LoRA moves; router stage: only the router moves."""
-    import random
-
-    from tvm_tensorgpt.hardware import universe_standardizer
-    from tvm_tensorgpt.model.checkpoint import load_checkpoint, save_checkpoint
-    from tvm_tensorgpt.train.sft import Example
-    from tvm_tensorgpt.train.trainer import TrainConfig, train_experts
-
-    base = save_checkpoint(tmp_path / "base", _net(), universe_standardizer())
-    rng = random.Random(0)
-
-    def examples(tag: int) -> list[Example]:
-        return [Example([1, 3, 7 + tag], [rng.randrange(7, 40) for _ in range(4)] + [2],
-                        tuple([float(tag)] * 24), 1.0, tuple([0.5] * 12)) for _ in range(12)]  # fmt: skip
-
-    by_profile = {"host-avx2-1c": examples(0), "host-sse42-1c": examples(1)}
-    config = TrainConfig(epochs=1, batch=4, threads=1)
-    state = train_experts(by_profile, base, tmp_path / "experts", config)
-    assert state["done"] == ["host-avx2-1c", "host-sse42-1c", "router"]
-    net, _ = load_checkpoint(tmp_path / "experts")
-    trained_base, _ = load_checkpoint(base)
-    base_weights = trained_base.lm.state_dict()
-    for name, value in net.lm.get_base_model().state_dict().items():
-        if "lora_" not in name and "base_layer" not in name and name in base_weights:
-            assert torch.equal(value, base_weights[name]), name  # the base stayed frozen
-    moved = [n for n, p in net.named_parameters() if "lora_B" in n and p.abs().sum() > 0]
-    assert any(".host-avx2-1c." in n for n in moved) and any(".host-sse42-1c." in n for n in moved)
-    again = train_experts(by_profile, base, tmp_path / "experts", config)  # finished stages are kept
-    assert again["history"] == state["history"]
-    # the routing ablations reuse these experts: w/o WA trains a hardware-only router, w/o routing none
-    no_wa = train_experts(by_profile, tmp_path / "experts", tmp_path / "no-wa", config, workload_aware=False)
-    assert [row["stage"] for row in no_wa["history"]] == ["router"]
-    uniform = train_experts(by_profile, tmp_path / "experts", tmp_path / "no-routing", config, routing="uniform")
-    assert uniform["history"] == []
-    for folder, router_inputs in (("no-wa", 24), ("no-routing", None)):
-        ablated, _ = load_checkpoint(tmp_path / folder)
-        assert (ablated.router.mlp[0].in_features if ablated.router else None) == router_inputs
-        lora = {n: p for n, p in ablated.named_parameters() if "lora_" in n}
-        assert lora and all(torch.equal(p, dict(net.named_parameters())[n]) for n, p in lora.items())
-    with pytest.raises(ValueError, match="has experts"):
-        train_experts({"host-avx2-1c": examples(0)}, tmp_path / "experts", tmp_path / "bad", config)
-
-
-def test_continued_training_starts_from_a_checkpoint(tmp_path):
-    """TLM-CT: train(init=TLM) continues the TLM weights; another variant's checkpoint is refused."""
-    from tvm_tensorgpt.hardware import universe_standardizer
-    from tvm_tensorgpt.model.checkpoint import load_checkpoint, save_checkpoint
-    from tvm_tensorgpt.train.sft import Example
-    from tvm_tensorgpt.train.trainer import TrainConfig, train
-
-    tlm_config = ModelConfig(**{**TINY.to_dict(), "hardware_grounding": False, "hardware_prompt": "target"})
-    tlm = TensorGPTNetwork(tlm_config)
-    save_checkpoint(tmp_path / "tlm", tlm, universe_standardizer())
-    examples = [Example([1, 3, 7], [9, 10, 2])] * 8
-    state = train(examples, tmp_path / "tlm-ct", tlm_config, TrainConfig(epochs=1, batch=4, threads=1), tmp_path / "tlm")
-    assert state["init"] == str(tmp_path / "tlm") and state["epochs_done"] == 1
-    continued, _ = load_checkpoint(tmp_path / "tlm-ct")
-    embed = lambda n: n.lm.get_input_embeddings().weight  # noqa: E731
-    assert not torch.equal(embed(continued), embed(tlm))
-    fresh = TensorGPTNetwork(tlm_config)  # two small steps from TLM, far from a new initialisation
-    assert (embed(continued) - embed(tlm)).abs().mean() < 0.2 * (embed(fresh) - embed(tlm)).abs().mean()
-    save_checkpoint(tmp_path / "tensorgpt", _net(), universe_standardizer())
-    with pytest.raises(ValueError, match="same variant"):
-        train(examples, tmp_path / "bad", tlm_config, TrainConfig(epochs=1, batch=4, threads=1), tmp_path / "tensorgpt")
-
-
 def test_variants_and_their_hardware_prompts():
     from tvm_tensorgpt.hardware import get_profile
     from tvm_tensorgpt.model.config import VARIANTS, variant_config
@@ -392,31 +258,11 @@ def test_variants_and_their_hardware_prompts():
         variant_config("gpt-5")
 
 
-def test_default_and_named_generators(tmp_path, monkeypatch):
-    """strategy="tensorgpt" takes the bundled checkpoint, falls back to the prior without one, and
-    accepts "prior" or a checkpoint folder; anything else is refused with the choices."""
-    from tvm_tensorgpt.hardware import universe_standardizer
-    from tvm_tensorgpt.model import generator as gen
-    from tvm_tensorgpt.model.checkpoint import save_checkpoint
-    from tvm_tensorgpt.plugin.generator import PriorGenerator
-
-    monkeypatch.setattr(gen, "DEFAULT_CHECKPOINT", tmp_path / "not-bundled")
-    assert isinstance(gen.resolve_generator(None), PriorGenerator)
-    assert isinstance(gen.resolve_generator("prior"), PriorGenerator)
-    path = save_checkpoint(tmp_path / "ckpt", _net(), universe_standardizer())
-    monkeypatch.setattr(gen, "DEFAULT_CHECKPOINT", path)
-    default = gen.resolve_generator("default")
-    assert isinstance(default, gen.ModelGenerator) and str(path) in default.describe()
-    assert isinstance(gen.resolve_generator(str(path)), gen.ModelGenerator)
-    with pytest.raises(ValueError, match="'default', 'prior' nor a checkpoint folder"):
-        gen.resolve_generator(str(tmp_path / "nowhere"))
-
-
 def test_half_precision_checkpoint_is_half_the_size(tmp_path):
     from tvm_tensorgpt.hardware import universe_standardizer
     from tvm_tensorgpt.model.checkpoint import load_checkpoint, save_checkpoint
 
-    net = _net()
+    net = tiny_net()
     full = save_checkpoint(tmp_path / "full", net, universe_standardizer())
     half = save_checkpoint(tmp_path / "half", net, universe_standardizer(), dtype=torch.float16)
     size = lambda p: (p / "model.safetensors").stat().st_size  # noqa: E731
@@ -428,67 +274,3 @@ def test_half_precision_checkpoint_is_half_the_size(tmp_path):
     with torch.no_grad():
         assert torch.allclose(net(ids, torch.ones_like(ids), hardware)[0], loaded(ids, torch.ones_like(ids), hardware)[0],
                               atol=2e-2)  # fmt: skip
-
-
-def test_online_adaptation_learns_from_measurements(task_spaces, llvm_target):
-    """observe() + the next generate(): a few SFT steps make the fastest measured schedule likelier,
-    on a copy (the shared network is untouched); without adaptation nothing is stored."""
-    from tvm_tensorgpt.hardware import universe_standardizer
-    from tvm_tensorgpt.model.generator import AdaptConfig, ModelGenerator, _example
-    from tvm_tensorgpt.train.sft import collate, loss_on
-
-    _, _, sketches = task_spaces["matmul-128"]
-    net = _net()
-    before = {k: v.clone() for k, v in net.state_dict().items()}
-    adapting = ModelGenerator(net, universe_standardizer(), adapt=AdaptConfig(steps=8, lr=1e-2))
-    adapting.prepare(llvm_target)
-    fast, slow = sketches[0], sketches[-1]
-    batch = collate([_example(fast, fast.decisions, 1.0, adapting._vector(), net, adapting.profile)])
-    with torch.no_grad():
-        start = float(loss_on(adapting.net, batch))
-    adapting.observe(fast, fast.decisions, 1e-4)
-    adapting.observe(slow, slow.decisions, None)  # failed: ignored
-    proposals = adapting.generate(sketches, 4, np.random.default_rng(0))
-    assert len(proposals) == 4 and len(adapting.measured) == 1
-    with torch.no_grad():
-        assert float(loss_on(adapting.net, batch)) < 0.75 * start
-    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
-    plain = ModelGenerator(net, universe_standardizer())
-    plain.observe(fast, fast.decisions, 1e-4)
-    assert plain.measured == [] and plain.net is net
-
-
-def test_validation_split_is_the_same_every_epoch(tmp_path, monkeypatch):
-    """Base training runs one epoch per call (to checkpoint each); the held-out examples must not
-    change between epochs, or later validation losses are measured on trained-on examples."""
-    from tvm_tensorgpt.train import trainer
-    from tvm_tensorgpt.train.sft import Example
-
-    seen = []
-    real = trainer.evaluate
-    monkeypatch.setattr(trainer, "evaluate", lambda net, valid, *a: seen.append([e.prompt for e in valid]) or real(net, valid, *a))
-    examples = [Example([1, 3, 7 + i], [9, 10, 2], tuple([0.0] * 24)) for i in range(40)]
-    trainer.train(examples, tmp_path / "base", TINY, trainer.TrainConfig(epochs=3, batch=8, threads=1))
-    assert len(seen) == 3 and seen[0] == seen[1] == seen[2]
-
-
-def test_a_device_far_from_every_expert_gets_the_base_model(task_spaces):
-    """Jetson Orin is unlike the three host-CPU experts: the router is bypassed (base alone);
-    the held-out host profile is close to them and keeps its routed mixture."""
-    import tvm
-
-    from tvm_tensorgpt.hardware import get_profile, universe_standardizer
-    from tvm_tensorgpt.model.generate import SamplingConfig
-    from tvm_tensorgpt.model.generator import ModelGenerator
-
-    _, _, sketches = task_spaces["matmul-128"]
-    generator = ModelGenerator(_expert_net(), universe_standardizer(), sampling=SamplingConfig(temperature=0))
-    generator.prepare(tvm.target.Target(get_profile("jetson-orin").target))
-    assert generator.base_only
-    far = generator.generate(sketches, 3, np.random.default_rng(0))
-    generator.net.router.mlp[-1].bias.data += torch.tensor([5.0, 0.0, 0.0, -5.0])  # route to an expert
-    assert generator.generate(sketches, 3, np.random.default_rng(0)) == far  # still the base alone
-    generator.base_only = False  # the same device through the router: the experts change the proposals
-    assert generator.generate(sketches, 3, np.random.default_rng(0)) != far
-    generator.prepare(tvm.target.Target(get_profile("host-avx2-2c").target))
-    assert not generator.base_only

@@ -6,17 +6,15 @@ builder="tensorgpt")`` and the relax flow use it. Nothing here imports the model
 transformers) at import time: builder worker processes import this package too.
 """
 
+from .generators import Generator, PriorGenerator
 from .plugin import (
-    Generator,
-    PriorGenerator,
     TensorGPTSearchStrategy,
     TensorGPTSpaceGenerator,
     TuningStats,
-    local_builder,
-    parse_target,
     register,
     use_tensorgpt_in_relax_pipeline,
 )
+from .tvm_glue import local_builder, parse_target
 
 __version__ = "0.1.0"
 

@@ -5,8 +5,8 @@ import sys
 
 import tvm
 
+from tvm_tensorgpt.generators.model import ModelGenerator
 from tvm_tensorgpt.hardware import get_profile
-from tvm_tensorgpt.model.generator import ModelGenerator
 
 generator = ModelGenerator.from_checkpoint(sys.argv[1])
 for name in sys.argv[2:]:

@@ -11,11 +11,11 @@ import math
 import numpy as np
 import tvm
 
+from tvm_tensorgpt.data.split import heldout_tasks
+from tvm_tensorgpt.generators import PriorGenerator
 from tvm_tensorgpt.hardware import get_profile
+from tvm_tensorgpt.language import design_context
 from tvm_tensorgpt.language.limits import SharedMemoryFilter, ThreadLimitFilter
-from tvm_tensorgpt.plugin.generator import PriorGenerator
-from tvm_tensorgpt.train.dataset import design_context
-from tvm_tensorgpt.workloads.tasks import heldout_tasks
 
 data = dict(get_profile("jetson-orin").target)
 target = tvm.target.Target({**data, "max_shared_memory_per_block": 1 << 30})

@@ -33,9 +33,7 @@ from tvm.target import Target
 from ..hardware import HardwareProfile
 from ..hardware.detect import detect_host
 from ..hardware.runner import local_runner
-from ..language.sketch import TVM_ERRORS
-from ..plugin.builder import local_builder
-from ..plugin.intrinsics import load_tensor_intrinsics
+from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics, local_builder
 from ..workloads.tasks import Task
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from tvm.s_tir import Schedule
 from tvm.s_tir.meta_schedule.database import TuningRecord, Workload
 
 from ..hardware import HardwareProfile
-from ..language.sketch import TVM_ERRORS
+from ..tvm_glue import TVM_ERRORS
 from .collect import DB_FILES, open_database, pack
 
 

@@ -6,9 +6,8 @@ import gzip
 import json
 from pathlib import Path
 
-from ..hardware import HELDOUT_HOST
-from ..workloads.tasks import REPRESENTATIVE
 from .collect import DB_FILES
+from .split import HELDOUT_HOST, HELDOUT_TASKS
 
 
 def _read_lines(directory: Path, name: str) -> list[str]:
@@ -30,7 +29,7 @@ def data_stats(data_dir: str | Path, reference_dir: str | Path | None = None) ->
     ``measured`` are records with a latency, ``tasks`` the workloads that have records. The
     held-out profile's reference (``reference_dir``) is reported apart from the training data.
     """
-    out = {"profiles": _count(Path(data_dir)), "heldout_profile": HELDOUT_HOST, "heldout_tasks": list(REPRESENTATIVE)}
+    out = {"profiles": _count(Path(data_dir)), "heldout_profile": HELDOUT_HOST, "heldout_tasks": list(HELDOUT_TASKS)}
     if reference_dir is not None:
         out["reference"] = _count(Path(reference_dir))
     return out

@@ -1,13 +1,13 @@
 """Hardware grounding: device profiles, the 24-D hardware vector and bucket tokens."""
 
-from .detect import detect_host, profile_from_target
+from .detect import detect_host
+from .match import profile_from_target
 from .profile import CPUSpecs, GPUSpecs, HardwareProfile, ProfileError, load_profile_file, profile_from_dict
-from .registry import HELDOUT_HOST, all_profiles, get_profile, host_profiles, published_profiles, universe_standardizer
+from .registry import all_profiles, get_profile, host_profiles, published_profiles, universe_standardizer
 from .vector import DIMENSIONS, VECTOR_DIM, Standardizer, raw_vector
 
 __all__ = [
     "DIMENSIONS",
-    "HELDOUT_HOST",
     "VECTOR_DIM",
     "CPUSpecs",
     "GPUSpecs",

@@ -16,7 +16,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Union
 
-BUCKETS = ("HW_CPU_X86", "HW_CPU_ARM", "HW_GPU_DESKTOP", "HW_GPU_HPC", "HW_GPU_EDGE")
+# The coarse hardware families (the seed's bucket tokens). The schedule language's vocabulary lists
+# them in this order, so the order is part of every checkpoint: append, never reorder.
+BUCKETS = ("HW_CPU_X86", "HW_CPU_ARM", "HW_CPU_OTHER", "HW_GPU_DESKTOP", "HW_GPU_HPC", "HW_GPU_EDGE")
 
 
 class ProfileError(ValueError):
@@ -134,7 +136,7 @@ def validate_specs(name: str, specs: Specs) -> None:
 
 
 # CUDA target attribute -> (GPUSpecs field, scale from the field to the attribute's unit)
-_CUDA_LIMITS = {
+CUDA_LIMITS = {
     "max_threads_per_block": ("max_threads_per_block", 1),
     "max_shared_memory_per_block": ("smem_per_block_kb", 1024),
     "thread_warp_size": ("warp_size", 1),
@@ -165,7 +167,7 @@ def check_gpu_target(name: str, target: dict[str, Any], specs: GPUSpecs) -> None
         if attrs.get("arch") and attrs["arch"] != specs.arch:
             raise ProfileError(f"profile {name!r}: {where} says arch {attrs['arch']} but the specs say "
                                f"{specs.arch}; make them agree")  # fmt: skip
-        for attr, (spec, scale) in _CUDA_LIMITS.items():
+        for attr, (spec, scale) in CUDA_LIMITS.items():
             if attr in attrs:
                 mine = getattr(specs, spec) * scale
                 if int(attrs[attr]) != int(mine):

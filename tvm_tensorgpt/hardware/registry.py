@@ -3,7 +3,7 @@
 Host profiles are the devices this project can measure for real on one x86 box: this CPU as
 detected (``host``) and variants of it that differ in vector ISA (SSE4.2 via LLVM's ``nehalem``,
 AVX2 via ``core-avx2``) and in cores (1 or 2, enforced in the runner too, see runner.py). Only
-variants the machine can run are listed. ``host-avx2-2c`` plays the seed's held-out Ryzen.
+variants the machine can run are listed (``data.split`` says which one is held out).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import json
 from functools import lru_cache
 from importlib import resources
 
+from ..tvm_glue import host_target
 from .detect import detect_host, host_variant
 from .profile import HardwareProfile, ProfileError, profile_from_dict
 from .vector import Standardizer
 
-HELDOUT_HOST = "host-avx2-2c"
 _HOST_VARIANTS = (("sse42", "nehalem", 16), ("avx2", "core-avx2", 32))
 _HOST_SOURCE = {"specs": "detected from /proc/cpuinfo and /sys/devices/system/cpu; mem_bw_gbs measured "
                          "(numpy copy, single stream); fma_units assumed from the vector ISA"}  # fmt: skip
@@ -31,8 +31,6 @@ def published_profiles() -> tuple[HardwareProfile, ...]:
 
 @lru_cache(maxsize=1)
 def host_profiles() -> tuple[HardwareProfile, ...]:
-    from ..plugin.target import host_target
-
     specs, model = detect_host()
     sources = {**_HOST_SOURCE, "model": model}
     out = [HardwareProfile("host", "cpu", host_target(specs.cores), specs, sources=sources)]

@@ -180,3 +180,11 @@ class Standardizer:
         if len(data["mean"]) != VECTOR_DIM or len(data["std"]) != VECTOR_DIM:
             raise ValueError(f"standardizer needs {VECTOR_DIM} means and stds")
         return cls(tuple(map(float, data["mean"])), tuple(map(float, data["std"])))
+
+
+def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every row of ``a`` with every row of ``b`` (how alike two devices look
+    to the model, on standardized vectors)."""
+    a = a / (np.linalg.norm(a, axis=1, keepdims=True) + 1e-12)
+    b = b / (np.linalg.norm(b, axis=1, keepdims=True) + 1e-12)
+    return a @ b.T

@@ -10,12 +10,12 @@ from .constraints import (
     is_modelled,
     legal_values,
 )
+from .design import design_context, design_sketches
 from .limits import ThreadLimitFilter, device_filters
-from .sketch import TVM_ERRORS, Decision, DecisionSlot, Sketch
+from .sketch import Decision, DecisionSlot, Realised, Sketch
 from .vocab import VOCAB, Vocabulary
 
 __all__ = [
-    "TVM_ERRORS",
     "VOCAB",
     "ContextFilter",
     "Decision",
@@ -25,10 +25,13 @@ __all__ = [
     "DecodeError",
     "DecodingState",
     "Filter",
+    "Realised",
     "Sketch",
     "ThreadLimitFilter",
     "Vocabulary",
     "decode_response",
+    "design_context",
+    "design_sketches",
     "device_filters",
     "is_modelled",
     "legal_values",

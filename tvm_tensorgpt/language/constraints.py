@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from copy import copy as shallow_copy
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol, Union
@@ -28,6 +29,8 @@ class DecisionFilter(Protocol):
 
     ``prefix`` is what the slot has decided so far (tile factors chosen before this one).
     Values are factors for tiles, candidate indices for categoricals, location indices otherwise.
+    A filter is a pure function of its arguments: decoding keeps its results per legality key
+    (``DecodingState.key``).
     """
 
     def __call__(self, slot: DecisionSlot, prefix: tuple[int, ...], values: list[int]) -> list[int]: ...
@@ -155,6 +158,9 @@ class DecodingState:
         self._decisions: list[Decision] = []
         self._prefix: list[int] = []
         self._legal: list[str] | None = None  # cache for the current step
+        # legal sets by ``key``, shared with every ``copy``: rows decoding one sketch reuse them
+        self._memo: dict[tuple, list[str]] = {}
+        self._across = any(hasattr(f, "narrow") for f in self.filters)  # a filter reads earlier slots
 
     @property
     def done(self) -> bool:
@@ -164,9 +170,33 @@ class DecodingState:
     def slot(self) -> DecisionSlot:
         return self.sketch.slots[len(self._decisions)]
 
+    @property
+    def key(self) -> tuple:
+        """What the legal next tokens depend on: states of one sketch and filters with equal keys
+        have the same legal set. A tile or categorical step depends on its slot and the factors
+        chosen in it (filters are pure functions of their arguments); a location, or any step
+        under a filter that looks across slots, also on every decision before."""
+        index = len(self._decisions)
+        if self.done or not self.modelled[index]:
+            return (index,)
+        history = tuple(self._decisions) if self._across or self.slot.kind == LOCATION else None
+        return (index, tuple(self._prefix), history)
+
+    def copy(self) -> DecodingState:
+        """An independent state at the same point that shares the legal sets computed so far (and
+        from then on): many rows sampled from one sketch compute each legal set once."""
+        twin = shallow_copy(self)
+        twin.tokens, twin._decisions, twin._prefix = list(self.tokens), list(self._decisions), list(self._prefix)
+        return twin
+
     def legal_tokens(self) -> list[str]:
+        """The legal next tokens (a list shared between states: read, never modify it)."""
         if self._legal is None:
-            self._legal = self._compute_legal()
+            key = self.key
+            legal = self._memo.get(key)
+            if legal is None:
+                legal = self._memo[key] = self._compute_legal()
+            self._legal = legal
         return self._legal
 
     def _compute_legal(self) -> list[str]:

@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import tvm
 from tvm.s_tir import Schedule
 from tvm.sym import detect_linear_equation
 
+from ..hardware import GPUSpecs, HardwareProfile
 from .constraints import ContextFilter, DecodeContext, _divisors
 from .sketch import TILE, DecisionSlot, Sketch, is_sampling
-
-if TYPE_CHECKING:
-    from ..hardware.profile import HardwareProfile
 
 MAX_VTHREADS = 8  # MetaSchedule's VerifyGPUCode default ("max_vthread")
 
@@ -341,8 +339,6 @@ def shared_bytes(sketch: Sketch, decisions: list) -> int:
 def device_filters(profile: HardwareProfile) -> list[ContextFilter]:
     """The decoding masks a device's limits give (GPU: threads and shared memory per block, and
     the pipelines of the CUDA sketches; CPU: none)."""
-    from ..hardware.profile import GPUSpecs
-
     if isinstance(profile.specs, GPUSpecs):
         return [ThreadLimitFilter(profile.specs.max_threads_per_block),
                 SharedMemoryFilter(int(profile.specs.smem_per_block_kb * 1024)), PipelineFilter()]  # fmt: skip

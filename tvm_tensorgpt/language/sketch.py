@@ -19,6 +19,8 @@ from tvm.ir import IRModule
 from tvm.s_tir import Schedule
 from tvm.s_tir.schedule import Instruction, Trace
 
+from ..tvm_glue import TVM_ERRORS
+
 logger = logging.getLogger(__name__)
 
 TILE = "tile"
@@ -34,11 +36,6 @@ _SLOT_KINDS = {
     "SampleComputeLocation": LOCATION,
 }
 _PROBE_BEYOND = 1 << 20  # a location index past any loop: TVM snaps it to the deepest legal one
-
-
-# What TVM 0.27 raises through its FFI (there is no tvm.TVMError any more): the C++ error kinds
-# arrive as these built-in types (tvm.error.InternalError is a RuntimeError).
-TVM_ERRORS = (RuntimeError, ValueError, TypeError, IndexError, KeyError)
 
 
 def is_sampling(inst: Instruction) -> bool:
@@ -187,6 +184,37 @@ class Sketch:
 
         self.trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=provide)
         return sch
+
+    def realise(self, decisions: Sequence[Decision], postprocs: Sequence[Any], seed: int = 1) -> Realised:
+        """Apply ``decisions``, then run ``postprocs`` in order as MetaSchedule does.
+
+        The one way a decision set becomes a candidate: the search strategy, the CUDA validity
+        check and the validity labels all go through it. Never raises for a schedule TVM rejects.
+        """
+        try:
+            sch = self.apply(decisions, seed=seed)
+        except TVM_ERRORS:
+            return Realised(None, 0, False)
+        sch.enter_postproc()
+        passed = 0
+        try:
+            for postproc in postprocs:
+                if not postproc.apply(sch):
+                    break
+                passed += 1
+        except TVM_ERRORS:
+            pass
+        return Realised(sch, passed, passed == len(postprocs))
+
+
+@dataclass(frozen=True)
+class Realised:
+    """How far a decision set got: applied (``schedule`` not None), through ``passed``
+    postprocessors, ``valid`` when every one accepted it."""
+
+    schedule: Schedule | None
+    passed: int
+    valid: bool
 
 
 class _StopReplay(Exception):

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ..hardware.profile import BUCKETS
+
 VOCAB_VERSION = 2
 
 SPECIAL = ["<pad>", "<bos>", "<eos>", "<sep>", "<unk>", "<unk_num>", "<mask>"]
@@ -20,15 +22,7 @@ SPECIAL = ["<pad>", "<bos>", "<eos>", "<sep>", "<unk>", "<unk_num>", "<mask>"]
 MARKERS = ["[HW]", "[WL]", "[BLK]", "[IT]", "[DT]", "[SK]", "[TGT]"]
 
 # Coarse hardware families (the seed's bucket tokens); the hardware module picks one per device.
-HW_BUCKETS = [
-    "HW_CPU_X86",
-    "HW_CPU_ARM",
-    "HW_CPU_OTHER",
-    "HW_GPU_DESKTOP",
-    "HW_GPU_HPC",
-    "HW_GPU_EDGE",
-    "HW_UNKNOWN",
-]
+HW_BUCKETS = [*BUCKETS, "HW_UNKNOWN"]
 
 # Iterator kinds of a block: data-parallel (spatial), reduction, anything else.
 ITER_KINDS = ["S", "R", "O"]

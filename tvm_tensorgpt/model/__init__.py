@@ -1,7 +1,9 @@
 """The generator network: a small decoder over the schedule language with hardware grounding."""
 
+from .batch import Example, collate
 from .config import ModelConfig
 from .generate import SamplingConfig, sample_decisions
 from .network import HardwarePrefix, TensorGPTNetwork
 
-__all__ = ["HardwarePrefix", "ModelConfig", "SamplingConfig", "TensorGPTNetwork", "sample_decisions"]
+__all__ = ["Example", "HardwarePrefix", "ModelConfig", "SamplingConfig", "TensorGPTNetwork", "collate",
+           "sample_decisions"]

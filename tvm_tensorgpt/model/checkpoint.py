@@ -20,10 +20,16 @@ from .network import TensorGPTNetwork
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
+# The checkpoint shipped in the package: what strategy="tensorgpt" proposes with by default.
+DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
 
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be loaded; the message names the file and how to rebuild it."""
+
+
+def has_default_checkpoint() -> bool:
+    return (DEFAULT_CHECKPOINT / WEIGHTS_FILE).exists()
 
 
 def save_checkpoint(path: str | Path, net: TensorGPTNetwork, standardizer: Standardizer,

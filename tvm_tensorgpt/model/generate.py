@@ -1,8 +1,14 @@
-"""Batched sampling with KV cache under the language's legality masks.
+"""Batched sampling under the language's legality masks.
 
 Every step masks the logits to the tokens ``DecodingState`` allows for each sequence, so decoded
 decision sets are structurally valid by construction. Temperature and top-p (nucleus) shape the
 distribution; temperature 0 is greedy.
+
+A round repeats a few sketches many times, so rows are decoded per prompt (same sketch, hardware
+vector and workload features): the prompt runs once and every row attends to it
+(``PromptDecoder``), the rows share their legal sets (``DecodingState.copy``: a mask is computed
+once per distinct legality key, not per row), the tokens every row must take first are decoded as
+part of the prompt, and logits are computed only for the tokens some row may take.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from ..language import VOCAB, Decision, DecodingState, Filter, Sketch, prompt_tokens
+from .decoder import PromptDecoder
 from .network import TensorGPTNetwork
 
 
@@ -22,11 +29,8 @@ class SamplingConfig:
     top_p: float = 0.95
 
 
-def _pick(logits: torch.Tensor, legal: list[list[int]], config: SamplingConfig, rng: torch.Generator) -> list[int]:
-    """One token per row of ``logits`` (B, V), each restricted to its row of ``legal`` ids."""
-    allowed = torch.zeros_like(logits, dtype=torch.bool)
-    for row, ids in enumerate(legal):
-        allowed[row, ids] = True
+def _pick(logits: torch.Tensor, allowed: torch.Tensor, config: SamplingConfig, rng: torch.Generator) -> list[int]:
+    """One column per row of ``logits`` (B, C), each restricted to the columns ``allowed`` (B, C)."""
     masked = logits.masked_fill(~allowed, float("-inf"))
     if config.temperature <= 0:
         return masked.argmax(dim=1).tolist()
@@ -36,6 +40,46 @@ def _pick(logits: torch.Tensor, legal: list[list[int]], config: SamplingConfig, 
         drop = ordered.cumsum(dim=1) - ordered >= config.top_p  # always keeps the most likely token
         probs = torch.zeros_like(probs).scatter(1, index, ordered.masked_fill(drop, 0.0))
     return torch.multinomial(probs, 1, generator=rng).squeeze(1).tolist()
+
+
+def _step(decoder: PromptDecoder, states: Sequence[DecodingState], config: SamplingConfig,
+          rng: torch.Generator) -> list[int]:  # fmt: skip
+    """One legal token id per state, from the decoder's next-token distribution masked to it."""
+    legal: dict[tuple, tuple[int, list[int]]] = {}  # legality key -> (mask row, legal ids)
+    rows = []
+    for state in states:
+        key = state.key
+        if key not in legal:
+            legal[key] = (len(legal), VOCAB.encode(state.legal_tokens()))
+        rows.append(legal[key][0])
+    ids = sorted({i for _, some in legal.values() for i in some})  # ascending: argmax ties as before
+    column = {token: c for c, token in enumerate(ids)}
+    masks = torch.zeros(len(legal), len(ids), dtype=torch.bool)
+    for row, some in legal.values():
+        masks[row, [column[token] for token in some]] = True
+    picked = _pick(decoder.logits(torch.tensor(ids)), masks[torch.tensor(rows)], config, rng)
+    return [ids[c] for c in picked]
+
+
+def _sample_prompt(net: TensorGPTNetwork, sketch: Sketch, prompt: list[int], hardware: torch.Tensor | None,
+                   workload: torch.Tensor | None, gates: torch.Tensor | None, rows: int, config: SamplingConfig,
+                   filters: Sequence[Filter], rng: torch.Generator) -> list[list[Decision]]:  # fmt: skip
+    """``rows`` decision sets for one sketch and one conditioning."""
+    first = DecodingState(sketch, filters)
+    while not first.done and len(first.legal_tokens()) == 1:  # taken by every row: part of the prompt
+        first.step(first.legal_tokens()[0])
+    states = [first.copy() for _ in range(rows)]
+    if first.done:
+        return [state.decisions() for state in states]
+    steps = sum(slot.num_tokens for slot in sketch.slots) - len(first.tokens)
+    decoder = PromptDecoder(net, prompt + VOCAB.encode(first.tokens), hardware, workload, gates, rows, steps)
+    while True:
+        chosen = _step(decoder, states, config, rng)
+        for state, token in zip(states, chosen):
+            state.step(VOCAB.tokens[token])
+        if states[0].done:  # the rows of one sketch take the same number of tokens
+            return [state.decisions() for state in states]
+        decoder.feed(chosen)
 
 
 @torch.no_grad()
@@ -50,47 +94,26 @@ def sample_decisions(
     workload: torch.Tensor | None = None,
     gates: torch.Tensor | None = None,
 ) -> list[list[Decision]]:
-    """One decision set per sketch (repeat a sketch to get several), decoded in one batch.
+    """One decision set per sketch (repeat a sketch to get several).
 
     ``hardware`` is the standardized vector and ``workload`` the workload features (for the
     experts' router), one row per sketch each; None where the model does not use them; ``gates``
-    (one row) overrides the router (zeros: the base model alone). Rows with
-    the same prompt and conditioning share one prefill (a round usually repeats a few sketches).
+    (one row) overrides the router (zeros: the base model alone).
     """
     net.eval()
-    prompts = [VOCAB.encode(prompt_tokens(s, hardware_tokens)) for s in sketches]
-    states = [DecodingState(s, filters) for s in sketches]
-    width = max(len(p) for p in prompts)
-    ids = torch.tensor([[0] * (width - len(p)) + p for p in prompts])
-    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-    groups: dict[tuple, int] = {}
-    index = []
-    for row, prompt in enumerate(prompts):
-        key = (tuple(prompt),
+    groups: dict[tuple, list[int]] = {}
+    for row, sketch in enumerate(sketches):
+        key = (id(sketch),
                None if hardware is None else hardware[row].numpy().tobytes(),
                None if workload is None else workload[row].numpy().tobytes())  # fmt: skip
-        index.append(groups.setdefault(key, row))
-    firsts = sorted(set(index))
-    position = {row: i for i, row in enumerate(firsts)}
-    gather = torch.tensor([position[row] for row in index])
-    pick = torch.tensor(firsts)
-    fixed = None if gates is None else gates.expand(len(sketches), -1)
-    logits, cache = net(ids[pick], mask[pick], None if hardware is None else hardware[pick],
-                        workload=None if workload is None else workload[pick],
-                        gates=None if fixed is None else fixed[pick])  # fmt: skip
-    cache.reorder_cache(gather)  # expand the shared prefills to every row
-    last = logits[:, -1][gather]
-    seen = mask.sum(dim=1)
-    eos = VOCAB.id("<eos>")
-    while not all(state.done for state in states):
-        legal = [VOCAB.encode(state.legal_tokens()) if not state.done else [eos] for state in states]
-        chosen = _pick(last, legal, config, rng)
-        for state, token in zip(states, chosen):
-            if not state.done:
-                state.step(VOCAB.tokens[token])
-        mask = torch.cat([mask, torch.ones(len(states), 1, dtype=mask.dtype)], dim=1)
-        logits, cache = net(torch.tensor(chosen)[:, None], mask, hardware, cache=cache, past_tokens=seen,
-                            workload=workload, gates=fixed)  # fmt: skip
-        seen = seen + 1
-        last = logits[:, -1]
-    return [state.decisions() for state in states]
+        groups.setdefault(key, []).append(row)
+    out: list[list[Decision]] = [[] for _ in sketches]
+    for rows in groups.values():
+        head = rows[0]
+        decided = _sample_prompt(net, sketches[head], VOCAB.encode(prompt_tokens(sketches[head], hardware_tokens)),
+                                 None if hardware is None else hardware[head],
+                                 None if workload is None else workload[head],
+                                 None if gates is None else gates[0], len(rows), config, filters, rng)  # fmt: skip
+        for row, decisions in zip(rows, decided):
+            out[row] = decisions
+    return out

@@ -22,8 +22,10 @@ import torch
 from peft import LoraConfig, get_peft_model
 from peft.tuners.lora import LoraLayer
 from torch import nn
+from torch.nn import functional as F
 from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
 
+from .batch import IGNORE
 from .config import ModelConfig
 
 
@@ -132,6 +134,24 @@ class TensorGPTNetwork(nn.Module):
             raise ValueError("routing needs the hardware vector")
         return self.router(hardware, workload)
 
+    def causal_lm(self) -> LlamaForCausalLM:
+        """The decoder itself (under peft's wrapper when there are experts)."""
+        return self.lm.get_base_model() if self.config.experts else self.lm
+
+    def merged_projection(self, module: nn.Module, gates: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(weight, bias) of one projection with the experts folded in for one sample's ``gates``
+        (E,): the ``base + sum_i g_i * LoRA_i`` the gate hooks compute, as one matrix, for
+        decoding many rows that share their gates (``model.decoder``)."""
+        if not isinstance(module, LoraLayer):
+            return module.weight, module.bias
+        assert gates is not None, "experts need gates"
+        base = module.get_base_layer()
+        weight = base.weight
+        for index, name in enumerate(self.config.experts):
+            if name in module.active_adapters:
+                weight = weight + gates[index] * module.get_delta_weight(name)
+        return weight, base.bias
+
     @property
     def prefix_len(self) -> int:
         return self.config.prefix_slots if self.prefix is not None else 0
@@ -184,3 +204,15 @@ class TensorGPTNetwork(nn.Module):
             use_cache=True,
         )
         return out.logits, out.cache
+
+    def loss(self, batch: dict[str, torch.Tensor | None], gates: torch.Tensor | None = None) -> torch.Tensor:
+        """Weighted mean next-token cross-entropy over response tokens of a ``collate``d batch
+        (``gates``: a fixed expert mix, e.g. one-hot while an expert trains)."""
+        logits, _ = self(batch["input_ids"], batch["attention_mask"], batch["hardware"],  # type: ignore[arg-type]
+                         workload=batch["workload"], gates=gates)  # fmt: skip
+        labels = batch["labels"][:, 1:]  # type: ignore[index]
+        per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), labels, ignore_index=IGNORE, reduction="none")
+        counted = (labels != IGNORE).float()
+        per_example = (per_token * counted).sum(1) / counted.sum(1).clamp(min=1)
+        weights = batch["weights"]
+        return (per_example * weights).sum() / weights.sum()  # type: ignore[union-attr]

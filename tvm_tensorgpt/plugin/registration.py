@@ -1,10 +1,11 @@
 """Make ``"tensorgpt"`` a name MetaSchedule understands, on import.
 
-TVM resolves strategy, space and builder strings in Python, in ``SearchStrategy.create``,
-``SpaceGenerator.create`` and ``Builder.create`` (called from ``TuneContext`` and ``tune_tasks``,
-so ``tune_tir``, ``tune_tasks`` and ``relax_integration.tune_relax`` all pass through them). We wrap
-those three factories: ``"tensorgpt"`` builds this package's class, every stock name keeps working,
-and an unknown name raises an error listing the valid ones.
+TVM resolves strategy, space, builder and cost-model strings in Python, in
+``SearchStrategy.create``, ``SpaceGenerator.create``, ``Builder.create`` and ``CostModel.create``
+(called from ``TuneContext``, ``tune_tasks`` and ``tune``, so ``tune_tir``, ``tune_tasks`` and
+``relax_integration.tune_relax`` all pass through them). We wrap those factories: ``"tensorgpt"``
+builds this package's class, every stock name keeps working, and an unknown name raises an error
+listing the valid ones.
 
 The relax *pass* ``MetaScheduleTuneIRMod`` / ``MetaScheduleTuneTIR`` (used by
 ``relax.pipeline.static_shape_tuning_pipeline``) calls the global functions
@@ -19,20 +20,25 @@ from typing import Any
 
 import tvm_ffi
 from tvm.s_tir.meta_schedule import builder as ms_builder
+from tvm.s_tir.meta_schedule import cost_model as ms_cost_model
 from tvm.s_tir.meta_schedule import relax_integration, tir_integration
 from tvm.s_tir.meta_schedule import search_strategy as ms_strategy
 from tvm.s_tir.meta_schedule import space_generator as ms_space
 
-from .builder import local_builder
+from ..costmodel import TensorGPTCostModel
+from ..tvm_glue import local_builder
 from .space import TensorGPTSpaceGenerator
 from .strategy import TensorGPTSearchStrategy
 
 NAME = "tensorgpt"
 STOCK_STRATEGIES = ("evolutionary", "replay-trace", "replay-func")
+STRATEGIES = (NAME, *STOCK_STRATEGIES)  # every strategy name a tune accepts once registered
 STOCK_SPACES = ("post-order-apply", "union")
 # SpaceGenerator.create also takes a rule-set name and builds PostOrderApply with it.
 STOCK_RULE_SETS = ("llvm", "cuda", "cuda-tensorcore", "hexagon", "from-target")
 STOCK_BUILDERS = ("local",)
+STOCK_COST_MODELS = ("xgb", "mlp", "random", "none")
+COST_MODELS = (NAME, *STOCK_COST_MODELS)
 
 
 def _wrap(stock: Callable[..., Any], what: str, default: str, valid: tuple[str, ...],
@@ -58,6 +64,7 @@ def register() -> None:
         (ms_space.SpaceGenerator, ms_space, "post-order-apply", STOCK_SPACES + STOCK_RULE_SETS,
          TensorGPTSpaceGenerator),
         (ms_builder.Builder, ms_builder, "local", STOCK_BUILDERS, local_builder),
+        (ms_cost_model.CostModel, ms_cost_model, "xgb", STOCK_COST_MODELS, TensorGPTCostModel),
     )  # fmt: skip
     for cls, module, default, valid, make in targets:
         if hasattr(cls.create, "_tensorgpt_stock"):
@@ -77,7 +84,7 @@ def use_tensorgpt_in_relax_pipeline(**defaults: Any) -> None:
     Call before the pass first runs in this process (C++ looks the globals up once). ``defaults``
     override the injected keyword arguments (``strategy``, ``space``, ``builder``, ...).
     """
-    options = {"strategy": NAME, "space": NAME, "builder": local_builder(), **defaults}
+    options = {"strategy": NAME, "space": NAME, "builder": local_builder(), "cost_model": NAME, **defaults}
 
     def tune_relax(
         mod: Any, params: Any, target: Any, work_dir: Any, max_trials_global: Any,

@@ -1,11 +1,14 @@
-"""``SearchStrategy.create("tensorgpt")``: a generator proposes, MetaSchedule measures.
+"""``SearchStrategy.create("tensorgpt")``: the generator proposes, a warm cost model chooses, the
+best measured schedules are refined.
 
-Each round: the generator proposes decision sets for the task's sketches; each is applied to the
-design-space trace and passed through the target's postprocessors; duplicates of what was already
-measured (same workload, structurally equal module) are dropped; the tuning's cost model, when
-there is one, ranks the survivors; the best go to the builder and runner, and their measured
-latencies come back to the generator through ``observe``. Records already in the database for the
-workload count as trials done, so re-running a killed tune with the same work_dir resumes it.
+Each round builds a pool: the generator's decision sets (spread over the sketches by what was
+measured best), each applied to the design-space trace and postprocessed, plus neighbours of the
+best measured schedules made by MetaSchedule's own mutators (a growing share as the budget is
+spent). Duplicates of what was already measured are dropped; the tuning's cost model (with
+``cost_model="tensorgpt"`` a pretrained one, warm from trial 0) ranks the pool; the best, and a
+few random ones, go to the builder and runner; their latencies come back to the generator through
+``observe``. Records already in the database for the workload count as trials done and seed the
+refinement, so re-running a killed tune with the same work_dir resumes it.
 """
 
 from __future__ import annotations
@@ -23,14 +26,15 @@ import tvm
 import tvm_ffi
 from tvm.ir.utils import derived_object
 from tvm.s_tir import Schedule
+from tvm.s_tir.schedule import Trace
 from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 from tvm.s_tir.meta_schedule.profiler import Profiler
 from tvm.s_tir.meta_schedule.runner import RunnerResult
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy, SearchStrategy
 
-from ..language import TVM_ERRORS, Decision, Sketch
-from .generator import Generator
-from .space import resolved_postprocs
+from ..generators import Generator, Proposal, resolve_generator
+from ..language import Decision, Sketch
+from ..tvm_glue import TVM_ERRORS, resolved_mutators, resolved_postprocs
 
 if TYPE_CHECKING:
     from tvm.s_tir.meta_schedule import TuneContext
@@ -52,6 +56,7 @@ class TaskStats:
     ran: int = 0
     rounds: int = 0
     resumed_records: int = 0
+    refined: int = 0  # measured candidates that came from refining a measured schedule
     generation_s: float = 0.0  # wall time inside Generator.generate
 
 
@@ -77,24 +82,72 @@ class TuningStats:
         return json.dumps({name: asdict(s) for name, s in self.tasks.items()}, indent=1)
 
 
+@dataclass(frozen=True)
+class SearchConfig:
+    """How a round is chosen.
+
+    ``pool`` candidates are proposed: the generator's, plus neighbours of the best measured
+    schedules (MetaSchedule's mutators: tile sizes first), whose share of the pool grows from
+    ``refine_share[0]`` in the first round to ``refine_share[1]`` in the last. The generator's share
+    goes to the sketches whose measurements were best (``sketch_mix`` of it stays uniform). The
+    tuning's cost model ranks the pool; the best go to the builder, except an ``epsilon`` share
+    drawn at random from the rest (exploration). Without a cost model the pool is the round.
+    """
+
+    pool: int = 256
+    epsilon: float = 0.1
+    refine_top: int = 8
+    refine_share: tuple[float, float] = (0.1, 0.75)
+    sketch_mix: float = 0.3
+
+
 @dataclass
-class _Pending:
-    sketch: Sketch
-    decisions: list[Decision]
+class _Candidate:
+    """A valid, new schedule in this round's pool and where it came from (for ``observe``)."""
+
+    candidate: MeasureCandidate
+    sketch: int | None  # index into the task's sketches; None where unknown (a resumed record)
+    decisions: list[Decision] | None
+    key: int  # structural hash of the scheduled module
+    refined: bool = False
+
+
+@dataclass
+class _Measured:
+    sketch: int | None
+    trace: Trace
+    latency: float  # seconds; inf when the build or run failed
 
 
 class _TaskState:
     """What one task's tuning remembers between rounds (created in ``pre_tuning``)."""
 
-    def __init__(self, max_trials: int, per_iter: int, sketches: list[Sketch], database: Any, cost_model: Any) -> None:
+    def __init__(self, max_trials: int, per_iter: int, sketches: list[Sketch], cost_model: Any) -> None:
         self.max_trials = max_trials
         self.per_iter = per_iter
         self.sketches = sketches
-        self.database = database
         self.cost_model = cost_model
         self.trials = 0
-        self.measured: set[int] = set()
-        self.pending: list[_Pending] = []
+        self.keys: set[int] = set()  # modules measured (or sent to measure) already
+        self.measured: list[_Measured] = []
+        self.pending: list[_Candidate] = []
+
+    def best(self, top: int) -> list[_Measured]:
+        return sorted((m for m in self.measured if np.isfinite(m.latency)), key=lambda m: m.latency)[:top]
+
+    def sketch_weights(self, mix: float) -> np.ndarray:
+        """Where the generator's share goes: ``mix`` uniform, the rest by each sketch's best
+        measured throughput relative to the task's best (unmeasured sketches count as average)."""
+        n = len(self.sketches)
+        best = np.full(n, np.nan)
+        for m in self.measured:
+            if m.sketch is not None and np.isfinite(m.latency):
+                best[m.sketch] = np.nanmin([best[m.sketch], m.latency])
+        if np.all(np.isnan(best)):
+            return np.full(n, 1.0 / n)
+        score = np.nanmin(best) / best
+        score = np.where(np.isnan(score), np.nanmean(score), score) ** 4
+        return mix / n + (1 - mix) * score / score.sum()
 
 
 def task_logger(task_name: str) -> logging.Logger:
@@ -114,36 +167,38 @@ def task_logger(task_name: str) -> logging.Logger:
 
 @derived_object
 class TensorGPTSearchStrategy(PySearchStrategy):
-    """Search strategy driven by a ``Generator`` (the prior by default).
+    """Search strategy driven by a ``Generator`` (the bundled checkpoint by default).
 
     Parameters
     ----------
     generator : Generator | str | None
         Proposes decision sets: a ``Generator``, "default" or None (the bundled checkpoint),
         "prior" (uniform legal decisions) or a checkpoint folder.
-    oversample : int
-        With a cost model, propose this many times the round size and keep the best-ranked.
+    search : SearchConfig
+        Pool size, refinement and exploration (see ``SearchConfig``).
     stats : TuningStats | None
         Counters shared with clones, so callers can read them after tuning.
     """
 
-    def __init__(self, generator: Generator | str | None = None, oversample: int = 2,
+    def __init__(self, generator: Generator | str | None = None, search: SearchConfig = SearchConfig(),
                  stats: TuningStats | None = None) -> None:  # fmt: skip
-        from ..model.generator import resolve_generator  # the model imports this package
-
         self.generator = resolve_generator(generator)
-        self.oversample = max(1, int(oversample))
+        self.search = search
         self.stats = stats if stats is not None else TuningStats()
         self.context: TuneContext | None = None
         self.rng = np.random.default_rng(0)
         self.state: _TaskState | None = None
         self.task_log = logger
         self.postprocs: list = []
+        self.mutators: tuple[list, np.ndarray] = ([], np.zeros(0))
 
     def _initialize_with_tune_context(self, context: "TuneContext") -> None:
         self.context = context
         self.task_log = task_logger(str(context.task_name))
         self.postprocs = resolved_postprocs(context)
+        mutators = resolved_mutators(context)
+        weights = np.asarray(list(mutators.values()), dtype=float)
+        self.mutators = (list(mutators), weights / weights.sum() if weights.size else weights)
         if context.target is not None:
             self.generator.prepare(context.target)
         seed = int(context.rand_state) if context.rand_state is not None else -1
@@ -160,7 +215,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
     ) -> None:
         context = self._require_context()
         sketches = self._sketches(context, design_spaces)
-        self.state = _TaskState(max_trials, num_trials_per_iter, sketches, database, cost_model)
+        self.state = _TaskState(max_trials, num_trials_per_iter, sketches, cost_model)
         if database is not None:
             self._load_measured(context, database)
 
@@ -173,33 +228,39 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         if state.trials >= state.max_trials:
             return None  # None (not []) tells the task scheduler this task is finished
         size = min(state.per_iter, state.max_trials - state.trials)
-        want = size * (self.oversample if state.cost_model is not None else 1)
-        pool: list[tuple[MeasureCandidate, _Pending, int]] = []
+        want = max(size, self.search.pool) if state.cost_model is not None else size
+        progress = state.trials / max(1, state.max_trials - state.per_iter)
+        low, high = self.search.refine_share
+        refine = int(want * (low + (high - low) * min(1.0, progress))) if state.best(1) else 0
+        pool: list[_Candidate] = []
         seen_now: set[int] = set()
+        with Profiler.timeit("TensorGPT/Refine"):
+            self._refine(state, stats, refine, pool, seen_now)
         for _ in range(4):  # a few tries when duplicates or invalid candidates thin a round out
+            if len(pool) >= want:
+                break
             started = time.perf_counter()
             with Profiler.timeit("TensorGPT/Generate"):
-                proposals = self.generator.generate(state.sketches, want - len(pool), self.rng)
+                proposals = self._propose(state, want - len(pool))
             stats.generation_s += time.perf_counter() - started
             with Profiler.timeit("TensorGPT/Postprocess"):
                 self._validate(proposals, state, stats, pool, seen_now)
-            if len(pool) >= want:
-                break
         if not pool:
             self._log(logging.INFO, "TensorGPT: no new valid candidate; the search space looks exhausted")
             return None
-        chosen = self._rank(context, state, pool)[:size]
+        chosen = self._choose(context, state, pool, size)
         state.trials += len(chosen)
-        state.measured.update(key for _, _, key in chosen)
-        state.pending = [pending for _, pending, _ in chosen]
+        state.keys.update(c.key for c in chosen)
+        state.pending = chosen
         stats.rounds += 1
         stats.measured += len(chosen)
-        self._log(logging.INFO, 
-            "TensorGPT round %d: generated %d, valid %d, duplicates %d, sent %d (trials %d/%d)",
-            stats.rounds, stats.generated, stats.valid, stats.duplicates, len(chosen),
-            state.trials, state.max_trials,
+        stats.refined += sum(c.refined for c in chosen)
+        self._log(logging.INFO,
+            "TensorGPT round %d: generated %d, valid %d, duplicates %d, pool %d, sent %d (%d refined; trials %d/%d)",
+            stats.rounds, stats.generated, stats.valid, stats.duplicates, len(pool), len(chosen),
+            sum(c.refined for c in chosen), state.trials, state.max_trials,
         )  # fmt: skip
-        return [candidate for candidate, _, _ in chosen]
+        return [c.candidate for c in chosen]
 
     def notify_runner_results(self, measure_candidates: list[MeasureCandidate], results: list[RunnerResult]) -> None:
         context, state = self._require_context(), self._require_state()
@@ -214,12 +275,15 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                 stats.built += 1
             if ok:
                 stats.ran += 1
-            self.generator.observe(pending.sketch, pending.decisions, latency)
+            trace = pending.candidate.sch.trace
+            state.measured.append(_Measured(pending.sketch, trace, latency if latency is not None else float("inf")))
+            if pending.sketch is not None and pending.decisions is not None:
+                self.generator.observe(state.sketches[pending.sketch], pending.decisions, latency)
         state.pending = []
         self._log(logging.INFO, "TensorGPT: built %d, ran %d so far", stats.built, stats.ran)
 
     def clone(self) -> SearchStrategy:
-        return TensorGPTSearchStrategy(generator=self.generator, oversample=self.oversample, stats=self.stats)
+        return TensorGPTSearchStrategy(generator=self.generator, search=self.search, stats=self.stats)
 
     # --- helpers ------------------------------------------------------------------------------
     def _log(self, level: int, msg: str, *args: Any) -> None:
@@ -246,16 +310,17 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             except TVM_ERRORS as err:
                 self._log(logging.WARNING, "TensorGPT: skipping a design space it cannot analyse: %s", err)
         if not sketches:
-            self._log(logging.WARNING, 
+            self._log(logging.WARNING,
                 "TensorGPT: the space generator gave no usable design space for task %s; falling back "
                 "to the prior on the unscheduled workload",
                 context.task_name,
-            )
+            )  # fmt: skip
             sketches.append(Sketch.from_schedule(context.mod, Schedule(context.mod)))
         return sketches
 
     def _load_measured(self, context: "TuneContext", database: "Database") -> None:
-        """Remember modules already measured for this workload (resume, no re-measuring)."""
+        """Remember modules already measured for this workload (resume, no re-measuring) and
+        their latencies (refinement starts from them)."""
         state, stats = self._require_state(), self.stats.task(context.task_name)
         if not database.has_workload(context.mod):
             return
@@ -268,49 +333,94 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                 record.trace.apply_to_schedule(sch, remove_postproc=False)
             except TVM_ERRORS:
                 continue
-            state.measured.add(int(tvm_ffi.structural_hash(sch.mod)))
-        state.trials = min(len(state.measured), state.max_trials)
-        stats.resumed_records = len(state.measured)
-        if state.measured:
-            self._log(logging.INFO, "TensorGPT: resuming, %d records already in the database", len(state.measured))
+            state.keys.add(int(tvm_ffi.structural_hash(sch.mod)))
+            latency = float(np.mean([float(s) for s in record.run_secs])) if record.run_secs else float("inf")
+            state.measured.append(_Measured(None, record.trace, latency))
+        state.trials = min(len(state.keys), state.max_trials)
+        stats.resumed_records = len(state.keys)
+        if state.keys:
+            self._log(logging.INFO, "TensorGPT: resuming, %d records already in the database", len(state.keys))
 
     def _seed(self) -> int:
         return int(self.rng.integers(1, 2**31 - 1))  # TVM accepts 1 .. 2^31-1 only
 
-    def _realise(self, sketch: Sketch, decisions: list[Decision], seed: int) -> Schedule | None:
-        """Apply decisions and run the postprocessors; None when TVM rejects the result."""
-        try:
-            sch = sketch.apply(decisions, seed=seed)
-            sch.enter_postproc()
-            for postproc in self.postprocs:
-                if not postproc.apply(sch):
-                    return None
-        except TVM_ERRORS:
-            return None
-        return sch
+    def _propose(self, state: _TaskState, num: int) -> list[Proposal]:
+        """``num`` proposals, spread over the sketches by ``_TaskState.sketch_weights``."""
+        counts = self.rng.multinomial(num, state.sketch_weights(self.search.sketch_mix))
+        proposals = []
+        for index in np.flatnonzero(counts):
+            made = self.generator.generate([state.sketches[index]], int(counts[index]), self.rng)
+            proposals += [Proposal(int(index), p.decisions) for p in made]
+        return proposals
 
-    def _validate(self, proposals: list, state: _TaskState, stats: TaskStats, pool: list, seen_now: set[int]) -> None:
-        """Apply each proposal to its sketch and the postprocessors; keep new valid schedules."""
+    def _admit(self, sch: Schedule, state: _TaskState, pool: list[_Candidate], seen_now: set[int],
+               stats: TaskStats, **origin: Any) -> None:  # fmt: skip
+        """Add a valid schedule to the pool unless it was measured or is already there."""
+        key = int(tvm_ffi.structural_hash(sch.mod))
+        if key in state.keys or key in seen_now:
+            stats.duplicates += 1
+            return
+        seen_now.add(key)
+        candidate = MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True))
+        pool.append(_Candidate(candidate, key=key, **origin))
+
+    def _validate(self, proposals: list[Proposal], state: _TaskState, stats: TaskStats, pool: list[_Candidate],
+                  seen_now: set[int]) -> None:  # fmt: skip
+        """Realise each proposal on its sketch; keep the new valid schedules."""
         for proposal in proposals:
             stats.generated += 1
-            sketch = state.sketches[proposal.sketch_index]
-            sch = self._realise(sketch, proposal.decisions, self._seed())
-            if sch is None:
+            realised = state.sketches[proposal.sketch_index].realise(proposal.decisions, self.postprocs,
+                                                                     seed=self._seed())  # fmt: skip
+            if not realised.valid:
                 continue
             stats.valid += 1
-            key = int(tvm_ffi.structural_hash(sch.mod))
-            if key in state.measured or key in seen_now:
-                stats.duplicates += 1
-                continue
-            seen_now.add(key)
-            candidate = MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True))
-            pool.append((candidate, _Pending(sketch, proposal.decisions), key))
+            self._admit(realised.schedule, state, pool, seen_now, stats, sketch=proposal.sketch_index,
+                        decisions=proposal.decisions)  # fmt: skip
 
-    @staticmethod
-    def _rank(context: "TuneContext", state: _TaskState, pool: list) -> list:
-        if state.cost_model is None or len(pool) <= 1:
-            return pool
+    def _refine(self, state: _TaskState, stats: TaskStats, num: int, pool: list[_Candidate], seen_now: set[int]) -> None:
+        """Up to ``num`` neighbours of the best measured schedules: a mutator (drawn by its
+        probability) applied to a parent's trace, replayed and postprocessed as MetaSchedule's
+        evolutionary search does. Children keep their parent's sketch (mutators keep the structure)."""
+        mutators, weights = self.mutators
+        parents = state.best(self.search.refine_top)
+        if not num or not mutators or not parents:
+            return
+        context = self._require_context()
+        for _ in range(num * 3):  # mutations may fail or repeat
+            if num <= 0:
+                break
+            parent = parents[int(self.rng.integers(len(parents)))]
+            mutator = mutators[int(self.rng.choice(len(mutators), p=weights))]
+            try:
+                trace = mutator.apply(parent.trace)
+                if trace is None:
+                    continue
+                sch = Schedule(context.mod, seed=self._seed(), debug_mask="none", error_render_level="none")
+                trace.apply_to_schedule(sch, remove_postproc=True)
+                sch.enter_postproc()
+                if not all(p.apply(sch) for p in self.postprocs):
+                    continue
+            except TVM_ERRORS:
+                continue
+            decisions = None
+            if parent.sketch is not None:
+                try:
+                    decisions = state.sketches[parent.sketch].read_decisions(trace)
+                except ValueError:
+                    pass
+            before = len(pool)
+            self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions, refined=True)
+            num -= len(pool) - before
+
+    def _choose(self, context: "TuneContext", state: _TaskState, pool: list[_Candidate], size: int) -> list[_Candidate]:
+        """The cost model's best ``size`` of the pool, ``epsilon`` of them drawn from the rest."""
+        if state.cost_model is None or len(pool) <= size:
+            return pool[:size]
         with Profiler.timeit("TensorGPT/CostModel"):
-            scores = np.asarray(state.cost_model.predict(context, [c for c, _, _ in pool]), dtype=float)
-        order = np.argsort(-scores, kind="stable")
-        return [pool[i] for i in order]
+            scores = np.asarray(state.cost_model.predict(context, [c.candidate for c in pool]), dtype=float)
+        order = [int(i) for i in np.argsort(-scores, kind="stable")]
+        explore = min(int(round(size * self.search.epsilon)), len(pool) - size)
+        best = order[: size - explore]
+        rest = order[size - explore :]
+        picked = best + [rest[int(i)] for i in self.rng.choice(len(rest), explore, replace=False)] if explore else best
+        return [pool[i] for i in picked]

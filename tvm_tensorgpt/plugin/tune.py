@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import tvm
@@ -21,13 +21,10 @@ from tvm.ir import IRModule
 from tvm.s_tir import meta_schedule as ms
 from tvm.target import Target
 
-from .builder import local_builder
-from .intrinsics import load_tensor_intrinsics
+from ..hardware import HardwareProfile
+from ..hardware.runner import local_runner
+from ..tvm_glue import TargetLike, load_tensor_intrinsics, local_builder, parse_target
 from .strategy import TensorGPTSearchStrategy, TuningStats
-from .target import TargetLike, parse_target
-
-if TYPE_CHECKING:
-    from ..hardware import HardwareProfile
 
 
 @dataclass
@@ -48,7 +45,9 @@ class TuneResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """One flat JSON-able dict (``tensorgpt tune --json``): the fields, ``extra`` merged in."""
+        fields = {k: v for k, v in asdict(self).items() if k != "extra"}
+        return {**fields, "wall_s": round(self.wall_s, 2), **self.extra}
 
 
 def _resolve(where: Any) -> tuple[Target, Any, str | None]:
@@ -57,9 +56,6 @@ def _resolve(where: Any) -> tuple[Target, Any, str | None]:
     A CPU profile's runner is pinned to its core count; a plain target uses MetaSchedule's
     LocalRunner.
     """
-    from ..hardware import HardwareProfile
-    from ..hardware.runner import local_runner
-
     if isinstance(where, HardwareProfile):
         runner = local_runner(where) if where.kind == "cpu" else "local"
         return parse_target(where.target), runner, where.name
@@ -102,6 +98,7 @@ def _tune(
     workloads: dict[str, IRModule],
     run: Callable[..., ms.database.Database],
     generator: Any = None,
+    cost_model: str | None = None,
 ) -> tuple[TuneResult, ms.database.Database]:
     """Run ``run(**MetaSchedule keyword arguments)`` with the plugin's defaults and summarise it."""
     target, runner, profile = _resolve(where)
@@ -118,16 +115,18 @@ def _tune(
         runner=runner,
         strategy=search,
         space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
+        cost_model=cost_model or default_cost_model(strategy),
         seed=seed,
     )
     wall = time.perf_counter() - start
     total, valid, best = _summarise(database, workloads)
     totals = stats.total()
     latencies = [v for v in best.values() if v is not None]
-    extra = {}
+    extra: dict[str, Any] = {"cost_model": cost_model or default_cost_model(strategy)}
     if isinstance(search, TensorGPTSearchStrategy):
-        extra = {"generator": search.generator.describe(), "generation_s": round(totals.generation_s, 3),
-                 "built": totals.built, "ran": totals.ran, "duplicates": totals.duplicates}  # fmt: skip
+        extra |= {"generator": search.generator.describe(), "generation_s": round(totals.generation_s, 3),
+                  "built": totals.built, "ran": totals.ran, "duplicates": totals.duplicates,
+                  "refined": totals.refined}  # fmt: skip
     result = TuneResult(
         work_dir=work_dir,
         strategy=strategy,
@@ -145,6 +144,11 @@ def _tune(
     return result, database
 
 
+def default_cost_model(strategy: str) -> str:
+    """TensorGPT's search ranks with the pretrained cost model; a stock strategy keeps the stock one."""
+    return "tensorgpt" if strategy == "tensorgpt" else "xgb"
+
+
 def tune_module(
     mod: IRModule,
     target: TargetLike | HardwareProfile,
@@ -154,18 +158,19 @@ def tune_module(
     per_round: int = 16,
     seed: int | None = None,
     generator: Any = None,
+    cost_model: str | None = None,
 ) -> TuneResult:
     """Tune a TIR module (one workload) with MetaSchedule's ``tune_tir``.
 
     ``target`` is a target spec (see ``parse_target``) or a ``HardwareProfile``; ``generator``
     (for strategy "tensorgpt") is a ``Generator``, "default" (bundled checkpoint), "prior" or a
-    checkpoint folder.
+    checkpoint folder; ``cost_model`` a MetaSchedule cost-model name (default: ``default_cost_model``).
     """
 
     def run(**kwargs: Any) -> ms.database.Database:
         return ms.tune_tir(mod, num_tuning_cores=_cores(kwargs["target"]), **kwargs)
 
-    result, _ = _tune(target, work_dir, trials, strategy, per_round, seed, {"main": mod}, run, generator)
+    result, _ = _tune(target, work_dir, trials, strategy, per_round, seed, {"main": mod}, run, generator, cost_model)
     return result
 
 
@@ -192,12 +197,13 @@ def tune_model(
     per_round: int = 16,
     seed: int | None = None,
     generator: Any = None,
+    cost_model: str | None = None,
 ) -> TuneResult:
     """Tune a built-in PyTorch model through relax, then compile it with the database and time it.
 
     ``best_us`` is the tuned model's end-to-end latency; ``extra`` has the untuned one.
     """
-    from ..workloads.models import apply_database, import_model, prepare
+    from ..workloads.models import apply_database, import_model, prepare  # torch: only for models
 
     where = target
     target, _, _ = _resolve(where)
@@ -209,7 +215,8 @@ def tune_model(
         return ms.relax_integration.tune_relax(prepared, params={}, **kwargs)
 
     workloads = {t.task_name: t.dispatched[0] for t in tasks}
-    result, database = _tune(where, work_dir, trials, strategy, per_round, seed, workloads, run, generator)
+    result, database = _tune(where, work_dir, trials, strategy, per_round, seed, workloads, run, generator,
+                             cost_model)  # fmt: skip
     inputs = [x.numpy() for x in example]
     tuned_exe, replaced = apply_database(raw, target, database)
     untuned_us = time_executable(tvm.compile(prepared, target=target), inputs)

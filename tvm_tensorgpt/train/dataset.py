@@ -16,35 +16,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import tvm_ffi
 from tvm.ir import IRModule
 from tvm.s_tir import meta_schedule as ms
 from tvm.target import Target
 
 from ..hardware import HardwareProfile
 from ..hardware.vector import Standardizer
-from ..language import VOCAB, Sketch, prompt_tokens, response_tokens
+from ..language import VOCAB, Sketch, design_sketches, prompt_tokens, response_tokens
 from ..language.sketch import instruction_structure
-from ..plugin.intrinsics import load_tensor_intrinsics
-from ..plugin.target import TargetLike, parse_target
+from ..model import Example
 from ..workloads.features import workload_features
-from .sft import Example
 
 logger = logging.getLogger(__name__)
-
-
-def design_context(mod: IRModule, target: TargetLike, seed: int = 1) -> tuple[ms.TuneContext, list[Sketch]]:
-    """The TuneContext of post-order-apply for ``mod`` on ``target`` (its postprocessors check
-    candidates) and the sketches of its design spaces."""
-    target = parse_target(target)
-    load_tensor_intrinsics(target)
-    context = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
-                             search_strategy="replay-trace", num_threads=1, rand_state=seed)  # fmt: skip
-    return context, [Sketch.from_schedule(context.mod, space) for space in context.generate_design_space()]
-
-
-def design_sketches(mod: IRModule, target: TargetLike) -> list[Sketch]:
-    """The sketches MetaSchedule's post-order-apply gives ``mod`` on ``target``."""
-    return design_context(mod, target)[1]
 
 
 @dataclass
@@ -70,8 +54,6 @@ def examples_from_database(
     vector out (no KV prefix); ``exclude`` are workloads never to train on (held-out tasks);
     ``limit`` reads only the first records (quick runs).
     """
-    import tvm_ffi
-
     target = Target(profile.target)
     vector = tuple(float(x) for x in standardizer(profile)) if standardizer is not None else None
     tokens = list(hardware_tokens) if hardware_tokens is not None else [profile.bucket]

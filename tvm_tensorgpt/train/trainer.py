@@ -20,12 +20,11 @@ from pathlib import Path
 import torch
 
 from ..data.collect import open_database
-from ..hardware import HELDOUT_HOST, get_profile, universe_standardizer
-from ..model import ModelConfig, TensorGPTNetwork
+from ..data.split import HELDOUT_HOST, check_not_heldout, heldout_tasks
+from ..hardware import get_profile, universe_standardizer
+from ..model import Example, ModelConfig, TensorGPTNetwork, collate
 from ..model.checkpoint import WEIGHTS_FILE, load_checkpoint, save_checkpoint
-from ..workloads.tasks import heldout_tasks
 from .dataset import examples_from_database
-from .sft import Example, collate, loss_on
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +51,7 @@ def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] 
     root = Path(data_dir)
     names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != HELDOUT_HOST)
     for name in names:
-        if name == HELDOUT_HOST:
-            raise ValueError(f"{HELDOUT_HOST} is held out: it never provides training data")
+        check_not_heldout(name)
         profile = get_profile(name)
         examples, stats = examples_from_database(open_database(root / name), profile, standardizer,
                                                  model.hardware_tokens(profile), exclude, limit)  # fmt: skip
@@ -74,7 +72,7 @@ def evaluate(net: TensorGPTNetwork, examples: list[Example], batch: int, gates: 
     losses = []
     for i in range(0, len(examples), batch):
         chunk = examples[i : i + batch]
-        losses.append(float(loss_on(net, collate(chunk), None if gates is None else gates.expand(len(chunk), -1))))
+        losses.append(float(net.loss(collate(chunk), None if gates is None else gates.expand(len(chunk), -1))))
     return sum(losses) / max(1, len(losses))
 
 
@@ -107,7 +105,7 @@ def _fit(net: TensorGPTNetwork, examples: list[Example], params: list[torch.nn.P
         bar = tqdm(batches, desc=f"{label} epoch {epoch + 1}", file=sys.stderr, mininterval=5)
         for i, batch in enumerate(bar, start=1):
             optimizer.zero_grad()
-            loss = loss_on(net, collate(batch), None if gates is None else gates.expand(len(batch), -1))
+            loss = net.loss(collate(batch), None if gates is None else gates.expand(len(batch), -1))
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()

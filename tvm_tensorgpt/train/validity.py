@@ -21,21 +21,17 @@ from pathlib import Path
 import numpy as np
 from tvm.target import Target
 
-from ..hardware import HardwareProfile, get_profile
+from ..data.split import check_not_heldout
+from ..generators import PriorGenerator
+from ..hardware import HardwareProfile, get_profile, universe_standardizer
 from ..hardware.vector import Standardizer
-from ..language import TVM_ERRORS, VOCAB, prompt_tokens, response_tokens
-from ..model.config import ModelConfig
-from ..plugin.generator import PriorGenerator
-from ..plugin.space import resolved_postprocs
+from ..language import VOCAB, design_context, design_sketches, prompt_tokens, response_tokens
+from ..model import Example, ModelConfig
+from ..tvm_glue import resolved_postprocs
 from ..workloads.features import workload_features
 from ..workloads.tasks import Task, get_task
-from .dataset import design_context, design_sketches
-from .sft import Example
 
 logger = logging.getLogger(__name__)
-
-HELDOUT_GPU = "jetson-orin"
-
 
 def _labelled(path: Path) -> list[dict]:
     if not path.exists():
@@ -51,8 +47,7 @@ def label_tasks(profile: HardwareProfile, tasks: Sequence[Task], per_task: int, 
 
     if profile.kind != "gpu":
         raise ValueError(f"{profile.name} is not a GPU profile: CPU profiles have measured records")
-    if profile.name == HELDOUT_GPU:
-        raise ValueError(f"{HELDOUT_GPU} is the held-out GPU: it never provides training data")
+    check_not_heldout(profile.name)
     path = Path(out_dir) / f"{profile.name}.jsonl.gz"
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {row["task"] for row in _labelled(path)}
@@ -64,13 +59,12 @@ def label_tasks(profile: HardwareProfile, tasks: Sequence[Task], per_task: int, 
         postprocs = resolved_postprocs(context)
         rows = []
         for proposal in prior.generate(sketches, per_task, rng):
-            try:
-                sch = sketches[proposal.sketch_index].apply(proposal.decisions)
-                decisions = sketches[proposal.sketch_index].read_decisions(sch.trace)
-                verified = all(p.apply(sch) for p in postprocs)
-            except TVM_ERRORS:
-                decisions, verified = proposal.decisions, False
-            rows.append({"task": task.name, "sketch": proposal.sketch_index, "verified": verified,
+            sketch = sketches[proposal.sketch_index]
+            realised = sketch.realise(proposal.decisions, postprocs)
+            # TVM may repair a decision while applying it: label what was applied
+            applied = realised.schedule
+            decisions = sketch.read_decisions(applied.trace) if applied is not None else proposal.decisions
+            rows.append({"task": task.name, "sketch": proposal.sketch_index, "verified": realised.valid,
                          "decisions": [list(d) if isinstance(d, tuple) else d for d in decisions]})  # fmt: skip
         with gzip.open(path, "at", encoding="utf-8") as f:  # one gzip member per task: appendable
             f.writelines(json.dumps(row) + "\n" for row in rows)
@@ -83,8 +77,7 @@ def validity_examples(path: str | Path, model: ModelConfig, standardizer: Standa
     """The verified candidates of one profile's label file as weight-1 examples."""
     path = Path(path)
     profile = get_profile(path.name.removesuffix(".jsonl.gz"))
-    if profile.name == HELDOUT_GPU:
-        raise ValueError(f"{HELDOUT_GPU} is the held-out GPU: it never provides training data")
+    check_not_heldout(profile.name)
     target = Target(profile.target)
     vector = tuple(float(x) for x in standardizer(profile))
     tokens = model.hardware_tokens(profile)
@@ -112,8 +105,6 @@ def validity_examples(path: str | Path, model: ModelConfig, standardizer: Standa
 
 def load_validity_examples(directory: str | Path, model: ModelConfig) -> dict[str, list[Example]]:
     """GPU profile -> the verified examples of every label file in ``directory``."""
-    from ..hardware import universe_standardizer
-
     files = sorted(Path(directory).glob("*.jsonl.gz"))
     if not files:
         raise ValueError(f"no validity labels (*.jsonl.gz) in {directory}; make them with `tensorgpt data validity`")

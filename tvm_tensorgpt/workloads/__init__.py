@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from tvm import te, topi
 from tvm.ir import IRModule
 
+from .tasks import get_task
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -75,8 +77,6 @@ def get_workload(name: str) -> Workload:
     """A built-in operator, or a task of the five networks by its name (``resnet50/...``)."""
     if name in WORKLOADS:
         return WORKLOADS[name]
-    from .tasks import get_task
-
     try:
         task = get_task(name)
     except KeyError:

@@ -6,6 +6,10 @@ import math
 
 import numpy as np
 from tvm.ir import IRModule
+from tvm.s_tir.analysis import estimate_tir_flops
+
+from ..language.sketch import describe_blocks
+from .tasks import task_kind
 
 KINDS = ("conv2d", "depthwise_conv2d", "conv3d", "dense", "batch_matmul", "reduction", "elementwise")
 FEATURES = tuple(f"kind_{k}" for k in KINDS) + (
@@ -17,11 +21,6 @@ WORKLOAD_DIM = len(FEATURES)
 def workload_features(mod: IRModule) -> np.ndarray:
     """Kind one-hot, log10 FLOPs, log10 bytes of the arguments, log2 FLOP/byte, log2 of the largest
     argument dimension and the number of blocks (12 numbers)."""
-    from tvm.s_tir.analysis import estimate_tir_flops
-
-    from ..language.sketch import describe_blocks
-    from .tasks import task_kind
-
     kind = task_kind(mod)
     flops = max(float(estimate_tir_flops(mod)), 1.0)
     func = mod[[gv for gv in mod.get_global_vars()][0]]

@@ -2,6 +2,7 @@
 
 ``prepare`` applies the passes MetaSchedule task extraction needs (a raw import gives no tasks);
 ``apply_database`` compiles the *raw* module with a tuning database and counts what it replaced.
+Importing this module imports torch (the networks are PyTorch modules).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import tvm
 from tvm import relax
 from tvm.ir import IRModule
 from tvm.target import Target
+
+from .networks import NETWORKS, build_network
 
 
 @dataclass(frozen=True)
@@ -42,16 +45,12 @@ def _conv_block() -> Any:
 
 def _network(name: str) -> Callable[[], Any]:
     def build() -> Any:
-        from .networks import build_network
-
         return build_network(name)
 
     return build
 
 
 def _models() -> dict[str, Model]:
-    from .networks import NETWORKS
-
     models = [Model("conv-block", "conv3x3(32->32, 28x28) + ReLU + residual add, from PyTorch", _conv_block)]
     models += [Model(name, description, _network(name)) for name, (description, _, _) in NETWORKS.items()]
     return {m.name: m for m in models}

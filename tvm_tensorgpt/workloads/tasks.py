@@ -6,8 +6,8 @@ MetaSchedule's tasks. Identical kernels across networks are one task (first name
 add up). The result is saved once as ``data/tasks.json.gz`` (TVM JSON of each task's TIR), so
 tuning, collection and the CLI load tasks in a second without PyTorch.
 
-Task names are ``<network>/<relax task name>``. ``REPRESENTATIVE`` are the held-out
-representative subgraphs; every other task is a training task.
+Task names are ``<network>/<relax task name>``. Which of them are held out is the data's split
+(``tvm_tensorgpt.data.split``).
 """
 
 from __future__ import annotations
@@ -22,27 +22,11 @@ from pathlib import Path
 import tvm
 import tvm_ffi
 from tvm.ir import IRModule
+from tvm.s_tir import meta_schedule as ms
+
+from ..tvm_glue import load_tensor_intrinsics
 
 TASK_FILE = "data/tasks.json.gz"
-
-# The held-out representative subgraphs (>= 12, spanning the operator kinds). Never in training.
-REPRESENTATIVE = (
-    "resnet50/fused_conv2d12_subtract7_divide7_multiply7_add13_relu7",  # 3x3 conv 256->256, 28x28
-    "resnet18/fused_conv2d_subtract_divide_multiply_add1_relu",  # 7x7 stem conv, stride 2
-    "mobilenetv2/fused_conv2d4_subtract3_divide3_multiply3_add6_tir_clip2",  # depthwise 3x3, 56x56
-    "mobilenetv2/fused_conv2d23_subtract14_divide14_multiply14_add27_tir_clip9",  # depthwise 3x3, 7x7
-    "r3d18/fused_conv3d6_subtract2_divide2_multiply2_add7_relu2",  # 3x3x3 conv3d, 256 ch
-    "r3d18/fused_conv3d9_subtract3_divide3_multiply3_add10_relu3",  # 3x3x3 conv3d, 512 ch
-    "bert/fused_matmul_add",  # dense: QKV projection 128x768 -> 2304
-    "bert/fused_matmul4_add3",  # dense: FFN 768 -> 3072
-    "bert/matmul1",  # batch_matmul: Q K^T
-    "bert/matmul2",  # batch_matmul: attention x V
-    "bert/fused_softmax_broadcast_to2",  # reduction: softmax
-    "bert/layer_norm",  # reduction: layer norm
-    "densenet121/fused_subtract6_divide6_multiply6_add12_relu6",  # fused elementwise: BN + ReLU
-    "resnet50/mean",  # reduction: global average pool
-)
-
 
 @dataclass
 class Task:
@@ -51,12 +35,6 @@ class Task:
     mod: IRModule
     weight: int = 1
     networks: list[str] = field(default_factory=list)
-
-    @property
-    def flops(self) -> float:
-        from tvm.s_tir.analysis import estimate_tir_flops
-
-        return float(estimate_tir_flops(self.mod))
 
 
 def task_kind(mod: IRModule) -> str:
@@ -79,11 +57,10 @@ def task_kind(mod: IRModule) -> str:
 
 def extract_tasks(networks: list[str] | None = None) -> list[Task]:
     """Tasks of the networks (all five by default), deduplicated across networks."""
+    # torch only when extracting (start-up cost): loading the committed tasks needs none of it
     import torch
     from tvm.relax.frontend.torch import from_exported_program
-    from tvm.s_tir import meta_schedule as ms
 
-    from ..plugin.intrinsics import load_tensor_intrinsics
     from .models import prepare
     from .networks import NETWORKS, build_network
 
@@ -135,22 +112,3 @@ def get_task(name: str) -> Task:
         if task.name == name:
             return task
     raise KeyError(name)
-
-
-def training_tasks() -> list[Task]:
-    """Every task but the held-out ones, networks interleaved (so a partial pass covers all five)."""
-    by_network: dict[str, list[Task]] = {}
-    for task in load_tasks():
-        if task.name not in REPRESENTATIVE:
-            by_network.setdefault(task.name.split("/", 1)[0], []).append(task)
-    queues = list(by_network.values())
-    out: list[Task] = []
-    while any(queues):
-        for queue in queues:
-            if queue:
-                out.append(queue.pop(0))
-    return out
-
-
-def heldout_tasks() -> list[Task]:
-    return [get_task(name) for name in REPRESENTATIVE]

@@ -2,14 +2,17 @@
 
 It learns the device from the tuning's target (``prepare``): the profile's bucket token goes into
 the prompt and its standardized vector (with the checkpoint's standardization) into the KV prefix.
-Torch runs on one thread: two threads against busy TVM builders were ~20x slower here.
+Torch runs on one thread: two threads against busy TVM builders were ~20x slower here. Candidates
+are sampled ``batch`` at a time (default 512: the rows of one sketch share its prompt and their
+first tokens' work, so a larger batch costs less per candidate).
 
 ``observe`` feeds online adaptation (``AdaptConfig``): before each round, a few weighted SFT steps
 on the fastest schedules measured so far on this device, so the model leans towards what worked
 on the target it never saw in training.
 
 ``default_generator()`` is what ``strategy="tensorgpt"`` uses: the checkpoint bundled in the
-package (``tvm_tensorgpt/model/default/``), or the prior when the package has none.
+package (``tvm_tensorgpt/model/default/``), or the prior when the package has none. This module
+imports torch; ``generators.resolve`` reaches it only when a model is asked for.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ import torch
 import tvm_ffi
 from tvm.target import Target
 
-from ..hardware import HardwareProfile, profile_from_target
-from ..hardware.vector import Standardizer
+from ..hardware import HardwareProfile, get_profile, profile_from_target
+from ..hardware.vector import Standardizer, cosine_similarity
 from ..language import (
     VOCAB,
     Decision,
@@ -37,15 +40,14 @@ from ..language import (
     prompt_tokens,
     response_tokens,
 )
-from ..plugin.generator import Generator, PriorGenerator, Proposal
+from ..model import Example, SamplingConfig, TensorGPTNetwork, collate, sample_decisions
+from ..model import checkpoint
 from ..workloads.features import workload_features
-from .checkpoint import load_checkpoint
-from .generate import SamplingConfig, sample_decisions
-from .network import TensorGPTNetwork
+from .base import Generator, Proposal
+from .prior import PriorGenerator
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
 # Below this cosine similarity (standardized vectors) to every expert's device, a device has no
 # close expert and the base model proposes alone. Host CPUs score >= 0.55 against the host-profile
 # experts; published GPUs and the Ryzen laptop score <= 0.2 (`tensorgpt devices similarity`).
@@ -70,7 +72,7 @@ class ModelGenerator(Generator):
         standardizer: Standardizer,
         sampling: SamplingConfig = SamplingConfig(),
         filters: Sequence[Filter] = (),
-        batch: int = 64,
+        batch: int = 512,
         adapt: AdaptConfig = AdaptConfig(),
         device_limits: bool = True,
     ) -> None:
@@ -116,19 +118,14 @@ class ModelGenerator(Generator):
     def _closest_expert(self, profile: HardwareProfile) -> tuple[str, float] | None:
         """(expert, cosine similarity) of the expert device nearest ``profile``; None when the
         experts are not known profiles (a user's own devices)."""
-        from ..hardware import get_profile
-
-        mine = self.standardizer(profile)
-        best = None
-        for name in self.net.config.experts:
-            try:
-                other = self.standardizer(get_profile(name))
-            except ValueError:
-                return None
-            cosine = float(np.dot(mine, other) / (np.linalg.norm(mine) * np.linalg.norm(other) + 1e-12))
-            if best is None or cosine > best[1]:
-                best = (name, cosine)
-        return best
+        names = self.net.config.experts
+        try:
+            others = np.stack([self.standardizer(get_profile(name)) for name in names])
+        except ValueError:
+            return None
+        cosines = cosine_similarity(self.standardizer(profile)[None], others)[0]
+        best = int(np.argmax(cosines))
+        return names[best], float(cosines[best])
 
     def _vector(self) -> torch.Tensor:
         if self.profile is None:
@@ -166,8 +163,6 @@ class ModelGenerator(Generator):
 
     def _adapt(self, vector: torch.Tensor) -> None:
         """``adapt.steps`` weighted SFT steps on the fastest measurements of each task so far."""
-        from ..train.sft import collate, loss_on
-
         config = self.net.config
         best: dict[int, float] = {}
         for task, _, _, latency in self.measured:
@@ -185,7 +180,7 @@ class ModelGenerator(Generator):
             p.requires_grad_(True)
         for _ in range(self.adapt.steps):
             self._optimizer.zero_grad()
-            loss = loss_on(self.net, batch)
+            loss = self.net.loss(batch)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             self._optimizer.step()
@@ -194,9 +189,7 @@ class ModelGenerator(Generator):
 
 
 def _example(sketch: Sketch, decisions: list[Decision], weight: float, vector: torch.Tensor,
-             net: TensorGPTNetwork, profile: HardwareProfile | None):  # fmt: skip
-    from ..train.sft import Example
-
+             net: TensorGPTNetwork, profile: HardwareProfile | None) -> Example:  # fmt: skip
     assert profile is not None
     config = net.config
     workload = tuple(float(x) for x in workload_features(sketch.mod)) if config.experts else None
@@ -208,32 +201,13 @@ def _example(sketch: Sketch, decisions: list[Decision], weight: float, vector: t
 @functools.lru_cache(maxsize=4)
 def _load(path: str) -> tuple[TensorGPTNetwork, Standardizer]:
     """Checkpoints are loaded once per process (generators that adapt take a copy)."""
-    return load_checkpoint(path)
-
-
-def has_default_checkpoint() -> bool:
-    return (DEFAULT_CHECKPOINT / "model.safetensors").exists()
+    return checkpoint.load_checkpoint(path)
 
 
 def default_generator(adapt: AdaptConfig = AdaptConfig()) -> Generator:
     """The bundled checkpoint's generator, or the prior (with a warning) when none is bundled."""
-    if not has_default_checkpoint():
+    if not checkpoint.has_default_checkpoint():
         logger.warning("TensorGPT: no bundled checkpoint in %s; proposing from the prior (uniform legal "
-                       "decisions). Rebuild it as docs/model.md says.", DEFAULT_CHECKPOINT)  # fmt: skip
+                       "decisions). Rebuild it as docs/model.md says.", checkpoint.DEFAULT_CHECKPOINT)  # fmt: skip
         return PriorGenerator()
-    return ModelGenerator.from_checkpoint(DEFAULT_CHECKPOINT, adapt=adapt)
-
-
-def resolve_generator(spec: Generator | str | Path | None) -> Generator:
-    """``None``/"default" → the bundled checkpoint; "prior" → uniform legal sampling; a path → that
-    checkpoint folder; a ``Generator`` is used as is."""
-    if isinstance(spec, Generator):
-        return spec
-    if spec is None or spec == "default":
-        return default_generator()
-    if spec == "prior":
-        return PriorGenerator()
-    path = Path(spec)
-    if not path.is_dir():
-        raise ValueError(f"generator {spec!r} is neither 'default', 'prior' nor a checkpoint folder")
-    return ModelGenerator.from_checkpoint(path)
+    return ModelGenerator.from_checkpoint(checkpoint.DEFAULT_CHECKPOINT, adapt=adapt)

@@ -1,47 +1,19 @@
-"""The interface between the search strategy and whatever proposes decisions.
+"""``PriorGenerator``: uniform sampling over the legal tokens of the schedule language.
 
-``Generator`` is what ``TensorGPTSearchStrategy`` asks each round for decision sets; the learned
-TensorGPT model implements it, and so does ``PriorGenerator``: uniform sampling over the legal
-tokens of the schedule language. The prior is also the fallback for anything a model cannot
-handle (sketches with instructions it never saw, slots the language leaves to TVM).
+The prior is the baseline every learned generator is compared with, and the fallback for anything
+a model cannot handle (sketches with instructions it never saw, slots the language leaves to TVM).
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from tvm.target import Target
 
+from ..hardware import profile_from_target
 from ..language import Decision, DecodingState, Filter, Sketch, device_filters
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """One proposed decision set for ``sketches[sketch_index]``."""
-
-    sketch_index: int
-    decisions: list[Decision]
-
-
-class Generator(ABC):
-    """Proposes decision sets for a task's sketches; subclass it to plug in a model."""
-
-    def prepare(self, target: Target) -> None:
-        """Called with the tuning's target before the first ``generate`` (e.g. to find the device)."""
-
-    @abstractmethod
-    def generate(self, sketches: Sequence[Sketch], num: int, rng: np.random.Generator) -> list[Proposal]:
-        """``num`` proposals spread over ``sketches`` (legal under the language's masks)."""
-
-    def observe(self, sketch: Sketch, decisions: Sequence[Decision], latency_s: float | None) -> None:
-        """A measured result (None = failed to build or run), for online adaptation."""
-
-    def describe(self) -> str:
-        """What proposes (shown in tuning results)."""
-        return type(self).__name__
+from .base import Generator, Proposal
 
 
 class PriorGenerator(Generator):
@@ -61,8 +33,6 @@ class PriorGenerator(Generator):
 
     def prepare(self, target: Target) -> None:
         """With ``device_limits``, the target's device limits become masks (threads per block)."""
-        from ..hardware import profile_from_target
-
         self.device = ()
         if self.device_limits:
             try:

@@ -1,5 +1,4 @@
-"""CUDA validity without a GPU: MetaSchedule's postprocessors (VerifyGPUCode for the device's
-limits), then TVM's CUDA code generation and nvcc for the device's arch.
+"""Compiling CUDA without a GPU: TVM's CUDA code generation, then nvcc for the device's arch.
 
 nvcc is optional: where it is missing, or too new for the arch (CUDA 13 dropped sm_72, the Jetson
 Xavier), ``nvcc_problem`` says why and validity stops at VerifyGPUCode.
@@ -14,23 +13,13 @@ import re
 import shutil
 import subprocess
 import traceback
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import tvm
 from tvm.s_tir import Schedule
 from tvm.target import Target
-
-from ..language.sketch import TVM_ERRORS
-
-if TYPE_CHECKING:
-    from tvm.s_tir.meta_schedule import TuneContext
-
-    from ..language import Sketch
-    from .generator import Proposal
 
 
 def find_nvcc() -> str | None:
@@ -89,20 +78,6 @@ def compile_cuda(sch: Schedule, target: Target) -> bytes:
         return bytes(nvcc_compile(sources[0], target_format="cubin", arch=arch, compiler="nvcc"))
 
 
-@dataclass
-class ValidityCounts:
-    """How many candidates survive each stage (``compiled`` is None where nvcc was not run)."""
-
-    generated: int = 0
-    applied: int = 0
-    postprocessed: int = 0
-    verified: int = 0
-    compiled: int | None = None
-    compile_tried: int = 0
-    nvcc: str | None = None  # why nvcc was not run, if it was not
-    compile_errors: list[str] = field(default_factory=list)  # compile_error() per failed candidate
-
-
 def compile_error(err: Exception, lines: int = 3) -> str:
     """Why a verified candidate did not compile, short enough to list: nvcc's first ``lines`` lines
     that say "error" (TVM's error carries the whole CUDA source before them), or, when TVM's own
@@ -119,38 +94,3 @@ def compile_error(err: Exception, lines: int = 3) -> str:
     function = re.search(r"[\w:~]+\(.*\)", frame.name)  # drop the return type C++ frames start with
     where = f"{'/'.join(Path(frame.filename).parts[-2:])}:{frame.lineno} in {function[0] if function else frame.name}"
     return f"TVM build ({type(err).__name__} at {where}): {message}"
-
-
-def check_candidates(context: TuneContext, sketches: Sequence[Sketch], proposals: Sequence[Proposal],
-                     compile_limit: int = 0) -> ValidityCounts:  # fmt: skip
-    """Count ``proposals`` (for ``sketches`` of the TuneContext ``context``) through each stage;
-    up to ``compile_limit`` verified ones also go through nvcc when it can target the arch."""
-    from .space import resolved_postprocs
-
-    postprocs = resolved_postprocs(context)
-    verify = [p for p in postprocs if type(p).__name__ == "VerifyGPUCode"]
-    structural = [p for p in postprocs if p not in verify]
-    target = context.target
-    problem = nvcc_problem(str(json.loads(str(target)).get("arch"))) if compile_limit else "not asked"
-    counts = ValidityCounts(compiled=None if problem else 0, nvcc=problem)
-    for proposal in proposals:
-        counts.generated += 1
-        try:
-            sch = sketches[proposal.sketch_index].apply(proposal.decisions)
-            counts.applied += 1
-            if not all(p.apply(sch) for p in structural):
-                continue
-            counts.postprocessed += 1
-            if not all(p.apply(sch) for p in verify):
-                continue
-        except TVM_ERRORS:
-            continue
-        counts.verified += 1
-        if problem is None and counts.compile_tried < compile_limit:
-            counts.compile_tried += 1
-            try:
-                compile_cuda(sch, target)
-                counts.compiled += 1  # type: ignore[operator]
-            except TVM_ERRORS as err:
-                counts.compile_errors.append(compile_error(err))
-    return counts

@@ -1,17 +1,21 @@
-"""The tensorgpt strategy in stock MetaSchedule flows, with real builds and measurements."""
+"""The MetaSchedule plugin: registration of the names, the strategy in every tuning flow, resume,
+the relax pipeline."""
 
 import logging
 import subprocess
 import sys
 
+import pytest
 import tvm
 import tvm_ffi
+from conftest import kill_when_recorded, record_lines
 from tvm import relax
-from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir import Schedule
+from tvm.s_tir import meta_schedule as ms
+from tvm.s_tir.meta_schedule.builder import LocalBuilder
 
 import tvm_tensorgpt
-from conftest import kill_when_recorded, record_lines
+from tvm_tensorgpt.tvm_glue import build_module
 from tvm_tensorgpt.workloads import get_workload
 from tvm_tensorgpt.workloads.models import import_model, prepare
 
@@ -144,7 +148,7 @@ def test_strategy_stops_with_none_when_exhausted(llvm_target):
 RESUME_SCRIPT = """
 import sys, tvm, tvm_tensorgpt
 from tvm.s_tir import meta_schedule as ms
-from tvm_tensorgpt.plugin.intrinsics import load_tensor_intrinsics
+from tvm_tensorgpt.tvm_glue import load_tensor_intrinsics
 from tvm_tensorgpt.workloads import get_workload
 target = tvm.target.Target({"kind": "llvm", "mcpu": "core-avx2", "num-cores": 2})
 load_tensor_intrinsics(target)
@@ -152,7 +156,6 @@ ms.tune_tir(get_workload("matmul-128").build(), target, sys.argv[1], max_trials_
             num_trials_per_iter=4, strategy="tensorgpt", space="tensorgpt", builder="tensorgpt",
             num_tuning_cores=2)
 """
-
 
 def test_killed_tune_resumes_without_losing_records(tmp_path):
     script = tmp_path / "tune.py"
@@ -186,3 +189,51 @@ def test_relax_pipeline_pass_uses_tensorgpt(llvm_target, tmp_path):
     assert "TensorGPT round 1" in logs
     records = ms.database.JSONDatabase(work_dir=str(tmp_path)).get_all_tuning_records()
     assert len(records) == 4
+
+
+def test_strategy_and_space_resolve_to_the_plugin():
+    assert isinstance(ms.SearchStrategy.create("tensorgpt"), tvm_tensorgpt.TensorGPTSearchStrategy)
+    assert isinstance(ms.search_strategy.create("tensorgpt"), tvm_tensorgpt.TensorGPTSearchStrategy)
+    assert isinstance(ms.SpaceGenerator.create("tensorgpt"), tvm_tensorgpt.TensorGPTSpaceGenerator)
+    builder = ms.Builder.create("tensorgpt", max_workers=1)
+    assert isinstance(builder, LocalBuilder) and builder._inst.f_build is build_module
+
+
+def test_stock_names_keep_working():
+    assert isinstance(ms.SearchStrategy.create("evolutionary"), ms.search_strategy.EvolutionarySearch)
+    assert isinstance(ms.SearchStrategy.create("replay-trace"), ms.search_strategy.ReplayTrace)
+    assert isinstance(ms.SpaceGenerator.create("post-order-apply"), ms.space_generator.PostOrderApply)
+    assert isinstance(ms.SpaceGenerator.create("llvm"), ms.space_generator.PostOrderApply)
+
+
+@pytest.mark.parametrize(
+    "factory, what",
+    [(ms.SearchStrategy.create, "SearchStrategy"), (ms.SpaceGenerator.create, "SpaceGenerator"),
+     (ms.Builder.create, "Builder")],
+)  # fmt: skip
+def test_unknown_names_list_the_valid_ones(factory, what):
+    with pytest.raises(ValueError, match=f"Unknown {what}: 'tensorgtp'") as err:
+        factory("tensorgtp")
+    assert "tensorgpt" in str(err.value)
+
+
+def test_registration_is_idempotent():
+    before = ms.SearchStrategy.create
+    tvm_tensorgpt.register()
+    assert ms.SearchStrategy.create is before
+
+
+def test_tune_context_accepts_the_names(llvm_target):
+    from tvm_tensorgpt.workloads import get_workload
+
+    context = ms.TuneContext(
+        mod=get_workload("matmul-128").build(),
+        target=llvm_target,
+        space_generator="tensorgpt",
+        search_strategy="tensorgpt",
+        num_threads=1,
+    ).clone()
+    assert len(context.generate_design_space()) == 3
+    # the clone carries the target's resolved rules, so any strategy can use this space
+    assert context.space_generator.postprocs is not None and len(context.space_generator.postprocs) > 0
+    assert context.space_generator.mutator_probs is not None

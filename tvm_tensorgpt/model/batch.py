@@ -1,5 +1,7 @@
-"""Supervised fine-tuning on (prompt, response) pairs: causal LM with the loss on decisions only.
+"""Training examples as the network reads them: (prompt, response) pairs, batched.
 
+Supervised fine-tuning is a causal LM with the loss on the response (the decisions) only:
+``collate`` marks prompt and padding with ``IGNORE``; ``TensorGPTNetwork.loss`` reads the batch.
 ``weight`` lets training favour fast schedules (TLM's best-per-prompt SFT puts weight 1 on the best
 record of a prompt and less on others).
 """
@@ -10,16 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-from torch.nn import functional as F
 
 from ..language import VOCAB
-from ..model import TensorGPTNetwork
 
 IGNORE = -100
 
 
 @dataclass(frozen=True)
 class Example:
+    """One (prompt, response) pair: token ids, the device's standardized vector, a weight, and
+    the workload features the router reads (experts only)."""
+
     prompt: list[int]
     response: list[int]
     hardware: tuple[float, ...] | None = None
@@ -52,16 +55,3 @@ def collate(examples: Sequence[Example]) -> dict[str, torch.Tensor | None]:
         "hardware": hardware,
         "weights": torch.tensor([e.weight for e in examples], dtype=torch.float32),
     }
-
-
-def loss_on(net: TensorGPTNetwork, batch: dict[str, torch.Tensor | None],
-            gates: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
-    """Weighted mean next-token cross-entropy over response tokens (``gates``: fixed expert mix)."""
-    logits, _ = net(batch["input_ids"], batch["attention_mask"], batch["hardware"],  # type: ignore[arg-type]
-                    workload=batch["workload"], gates=gates)  # fmt: skip
-    labels = batch["labels"][:, 1:]  # type: ignore[index]
-    per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), labels, ignore_index=IGNORE, reduction="none")
-    counted = (labels != IGNORE).float()
-    per_example = (per_token * counted).sum(1) / counted.sum(1).clamp(min=1)
-    weights = batch["weights"]
-    return (per_example * weights).sum() / weights.sum()  # type: ignore[union-attr]

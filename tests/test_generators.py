@@ -1,0 +1,133 @@
+"""Generators: the model-backed generator in a real tune, named generators, online adaptation, the
+base-model fallback, and the CUDA validity of proposals."""
+
+import numpy as np
+import pytest
+import torch
+import tvm
+from conftest import expert_net, make_context, tiny_net
+
+from tvm_tensorgpt.generators import PriorGenerator
+from tvm_tensorgpt.generators.validity import check_candidates
+from tvm_tensorgpt.hardware import get_profile
+from tvm_tensorgpt.language import Sketch
+from tvm_tensorgpt.tvm_glue import cuda, load_tensor_intrinsics
+from tvm_tensorgpt.workloads import get_workload
+
+
+def test_model_generator_in_a_real_tune(tmp_path, llvm_target):
+    """A (random) model drives strategy="tensorgpt": masked decoding keeps candidates valid."""
+    from tvm.s_tir import meta_schedule as ms
+
+    import tvm_tensorgpt
+    from tvm_tensorgpt.generators.model import ModelGenerator
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.workloads import get_workload
+
+    stats = tvm_tensorgpt.TuningStats()
+    strategy = tvm_tensorgpt.TensorGPTSearchStrategy(ModelGenerator(tiny_net(), universe_standardizer()), stats=stats)
+    database = ms.tune_tir(get_workload("conv2d-resnet").build(), llvm_target, str(tmp_path), max_trials_global=8,
+                           num_trials_per_iter=8, strategy=strategy, space="tensorgpt", builder="tensorgpt",
+                           num_tuning_cores=2)  # fmt: skip
+    total = stats.total()
+    assert total.generated >= 8 and total.valid >= 0.99 * total.generated
+    assert len(database.get_all_tuning_records()) == 8
+
+
+def test_default_and_named_generators(tmp_path, monkeypatch):
+    """strategy="tensorgpt" takes the bundled checkpoint, falls back to the prior without one, and
+    accepts "prior" or a checkpoint folder; anything else is refused with the choices."""
+    from tvm_tensorgpt.generators import PriorGenerator, resolve_generator
+    from tvm_tensorgpt.generators.model import ModelGenerator
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model import checkpoint
+
+    monkeypatch.setattr(checkpoint, "DEFAULT_CHECKPOINT", tmp_path / "not-bundled")
+    assert isinstance(resolve_generator(None), PriorGenerator)
+    assert isinstance(resolve_generator("prior"), PriorGenerator)
+    path = checkpoint.save_checkpoint(tmp_path / "ckpt", tiny_net(), universe_standardizer())
+    monkeypatch.setattr(checkpoint, "DEFAULT_CHECKPOINT", path)
+    default = resolve_generator("default")
+    assert isinstance(default, ModelGenerator) and str(path) in default.describe()
+    assert isinstance(resolve_generator(str(path)), ModelGenerator)
+    with pytest.raises(ValueError, match="'default', 'prior' nor a checkpoint folder"):
+        resolve_generator(str(tmp_path / "nowhere"))
+
+
+def test_online_adaptation_learns_from_measurements(task_spaces, llvm_target):
+    """observe() + the next generate(): a few SFT steps make the fastest measured schedule likelier,
+    on a copy (the shared network is untouched); without adaptation nothing is stored."""
+    from tvm_tensorgpt.generators.model import AdaptConfig, ModelGenerator, _example
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model import collate
+
+    _, _, sketches = task_spaces["matmul-128"]
+    net = tiny_net()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    adapting = ModelGenerator(net, universe_standardizer(), adapt=AdaptConfig(steps=8, lr=1e-2))
+    adapting.prepare(llvm_target)
+    fast, slow = sketches[0], sketches[-1]
+    batch = collate([_example(fast, fast.decisions, 1.0, adapting._vector(), net, adapting.profile)])
+    with torch.no_grad():
+        start = float(adapting.net.loss(batch))
+    adapting.observe(fast, fast.decisions, 1e-4)
+    adapting.observe(slow, slow.decisions, None)  # failed: ignored
+    proposals = adapting.generate(sketches, 4, np.random.default_rng(0))
+    assert len(proposals) == 4 and len(adapting.measured) == 1
+    with torch.no_grad():
+        assert float(adapting.net.loss(batch)) < 0.75 * start
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+    plain = ModelGenerator(net, universe_standardizer())
+    plain.observe(fast, fast.decisions, 1e-4)
+    assert plain.measured == [] and plain.net is net
+
+
+def test_a_device_far_from_every_expert_gets_the_base_model(task_spaces):
+    """Jetson Orin is unlike the three host-CPU experts: the router is bypassed (base alone);
+    the held-out host profile is close to them and keeps its routed mixture."""
+    import tvm
+
+    from tvm_tensorgpt.generators.model import ModelGenerator
+    from tvm_tensorgpt.hardware import get_profile, universe_standardizer
+    from tvm_tensorgpt.model.generate import SamplingConfig
+
+    _, _, sketches = task_spaces["matmul-128"]
+    generator = ModelGenerator(expert_net(), universe_standardizer(), sampling=SamplingConfig(temperature=0))
+    generator.prepare(tvm.target.Target(get_profile("jetson-orin").target))
+    assert generator.base_only
+    far = generator.generate(sketches, 3, np.random.default_rng(0))
+    generator.net.router.mlp[-1].bias.data += torch.tensor([5.0, 0.0, 0.0, -5.0])  # route to an expert
+    assert generator.generate(sketches, 3, np.random.default_rng(0)) == far  # still the base alone
+    generator.base_only = False  # the same device through the router: the experts change the proposals
+    assert generator.generate(sketches, 3, np.random.default_rng(0)) != far
+    generator.prepare(tvm.target.Target(get_profile("host-avx2-2c").target))
+    assert not generator.base_only
+
+
+def _orin_matmul():
+    target = tvm.target.Target(get_profile("jetson-orin").target)
+    load_tensor_intrinsics(target)
+    context = make_context(get_workload("matmul-128").build(), target)
+    sketches = [Sketch.from_schedule(context.mod, s) for s in context.generate_design_space()]
+    generator = PriorGenerator()
+    generator.prepare(target)
+    return context, sketches, generator.generate(sketches, 4, np.random.default_rng(0))
+
+
+def test_generated_cuda_schedule_compiles_with_nvcc():
+    problem = cuda.nvcc_problem("sm_87")
+    if problem:
+        pytest.skip(problem)
+    context, sketches, proposals = _orin_matmul()
+    counts = check_candidates(context, sketches, proposals, compile_limit=1)
+    assert counts.generated == 4 and counts.verified >= 1
+    assert counts.compile_tried == 1 and counts.compiled == 1 and counts.nvcc is None
+
+
+def test_without_nvcc_validity_stops_at_verify_gpu_code(monkeypatch):
+    monkeypatch.setattr(cuda, "find_nvcc", lambda: None)
+    assert "nvcc not found" in cuda.nvcc_problem("sm_87") and "VerifyGPUCode" in cuda.nvcc_problem("sm_87")
+    context, sketches, proposals = _orin_matmul()
+    counts = check_candidates(context, sketches, proposals, compile_limit=2)
+    assert counts.verified >= 1 and counts.compiled is None and counts.compile_tried == 0
+    assert "nvcc not found" in counts.nvcc

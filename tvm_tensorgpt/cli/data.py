@@ -1,0 +1,130 @@
+"""``tensorgpt collect | ingest | data``: measure, import and inspect the training data."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from ..data.collect import CollectConfig, RemoteDevice, collect
+from ..data.ingest import ingest
+from ..data.split import HELDOUT_HOST, heldout_tasks, training_tasks
+from ..data.stats import data_stats
+from ..hardware import ProfileError, get_profile
+from ..workloads.tasks import Task, get_task, load_tasks
+from .usage import UsageError
+
+
+def add_parsers(sub: Any) -> None:
+    collect_ = sub.add_parser("collect", help="measure training records on a host profile (resumable)")
+    collect_.add_argument("--profile", required=True, help="a CPU profile from `tensorgpt devices`")
+    collect_.add_argument("--tasks", default="training",
+                          help="training | heldout | all | comma-separated task names (default: training)")
+    collect_.add_argument("--trials", type=int, default=64, help="records per task to reach (default 64)")
+    collect_.add_argument("--chunk", type=int, default=16, help="trials per task per pass (default 16)")
+    collect_.add_argument("--max-records", type=int, help="stop once the selected tasks hold this many records")
+    collect_.add_argument("--population", type=int, default=256, help="evolutionary search population")
+    collect_.add_argument("--seed", type=int, default=0)
+    collect_.add_argument("--data-dir", default="data/records", help="one database per profile below it")
+    collect_.add_argument("--rpc", metavar="HOST:PORT", help="measure on the device behind this RPC tracker")
+    collect_.add_argument("--rpc-key", help="the device key registered with the tracker")
+    collect_.set_defaults(run=run_collect)
+
+    ingest_ = sub.add_parser("ingest", help="turn a MetaSchedule work_dir into training data for a profile")
+    ingest_.add_argument("work_dir")
+    ingest_.add_argument("--profile", required=True)
+    ingest_.add_argument("--data-dir", default="data/records")
+    ingest_.set_defaults(run=run_ingest)
+
+    data = sub.add_parser("data", help="what the measured data holds")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    stats = data_sub.add_parser("stats", help="records and tasks per profile, the held-out split")
+    stats.add_argument("--json", action="store_true")
+    stats.add_argument("--data-dir", default="data/records")
+    stats.add_argument("--reference-dir", default="data/reference")
+    stats.set_defaults(run=run_stats)
+    validity = data_sub.add_parser("validity", help="label unmasked CUDA candidates of the training tasks with "
+                                   "VerifyGPUCode for a source GPU (the GPU experts' data; resumable)")
+    validity.add_argument("--profile", required=True, help="a source GPU profile (rtx4090, jetson-xavier)")
+    validity.add_argument("--per-task", type=int, default=16, help="candidates per task (default 16)")
+    validity.add_argument("--tasks", type=int, default=None, help="the first N training tasks (default all)")
+    validity.add_argument("--out", default="data/validity")
+    validity.set_defaults(run=run_validity)
+
+
+def _select_tasks(spec: str) -> list[Task]:
+    if spec == "training":
+        return training_tasks()
+    if spec == "heldout":
+        return heldout_tasks()
+    if spec == "all":
+        return list(load_tasks())
+    try:
+        return [get_task(name.strip()) for name in spec.split(",") if name.strip()]
+    except KeyError as err:
+        raise UsageError(f"unknown task {err}; list them with `tensorgpt workloads --tasks`") from None
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    try:
+        profile = get_profile(args.profile)
+    except ProfileError as err:
+        raise UsageError(str(err)) from None
+    tasks = _select_tasks(args.tasks)
+    if profile.name == HELDOUT_HOST and (args.tasks != "heldout" or "reference" not in args.data_dir):
+        raise UsageError(f"{HELDOUT_HOST} is the held-out profile: only its reference is collected "
+                         "(--tasks heldout --data-dir data/reference)")  # fmt: skip
+    if min(args.trials, args.chunk) < 1:
+        raise UsageError("--trials and --chunk must be at least 1")
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    config = CollectConfig(trials=args.trials, chunk=args.chunk, population=args.population,
+                           seed=args.seed, max_records=args.max_records)  # fmt: skip
+    if bool(args.rpc) != bool(args.rpc_key):
+        raise UsageError("--rpc and --rpc-key go together (tracker host:port and the device key)")
+    remote = RemoteDevice(args.rpc, args.rpc_key) if args.rpc else None
+    try:
+        counts = collect(profile, tasks, args.data_dir, config, command="tensorgpt " + " ".join(sys.argv[1:]),
+                         remote=remote)  # fmt: skip
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    done = sum(1 for c in counts.values() if c >= args.trials)
+    print(f"{profile.name}: {sum(counts.values())} records over {len(counts)} tasks ({done} complete)")
+    return 0
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    try:
+        report = ingest(args.work_dir, get_profile(args.profile), args.data_dir)
+    except (ProfileError, FileNotFoundError) as err:
+        raise UsageError(str(err)) from None
+    print(f"read {report.read} records: {report.ingested} ingested, {report.duplicates} already there")
+    for reason, count in report.skipped.items():
+        print(f"  skipped {count}: {reason} (first at {report.examples[reason]})")
+    return 0
+
+
+def run_validity(args: argparse.Namespace) -> int:
+    from ..train.validity import label_tasks  # torch: the labels are training examples
+
+    try:
+        totals = label_tasks(get_profile(args.profile), training_tasks()[: args.tasks], args.per_task, args.out)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    print(f"{args.profile}: {totals['verified']} of {totals['candidates']} candidates verified over "
+          f"{totals['tasks']} tasks ({args.out})")  # fmt: skip
+    return 0
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    stats = data_stats(args.data_dir, args.reference_dir)
+    if args.json:
+        print(json.dumps(stats, indent=1))
+        return 0
+    for name, row in stats["profiles"].items():
+        print(f"{name:16s} {row['records']:7d} records ({row['measured']} measured) over {row['tasks']} tasks")
+    for name, row in stats.get("reference", {}).items():
+        print(f"{name:16s} {row['records']:7d} reference records over {row['tasks']} held-out tasks")
+    print(f"held-out profile: {stats['heldout_profile']}; held-out tasks: {len(stats['heldout_tasks'])}")
+    return 0

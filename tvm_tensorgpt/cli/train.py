@@ -1,0 +1,93 @@
+"""``tensorgpt train | bundle``: train the generator on measured records, ship a checkpoint.
+
+torch loads inside the commands only (start-up cost for every other command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import logging
+import sys
+from typing import Any
+
+from .usage import UsageError
+
+
+def add_parsers(sub: Any) -> None:
+    train = sub.add_parser("train", help="train the generator on the measured records (resumable)")
+    train.add_argument("--out", required=True, help="checkpoint folder (re-running resumes)")
+    train.add_argument("--stage", choices=("base", "experts"), default="base",
+                       help="base: the whole network; experts: one LoRA expert per profile, then the router")
+    train.add_argument("--base", help="for --stage experts: a base checkpoint, or an experts checkpoint "
+                       "whose experts are kept (only the router is trained: the routing ablations)")
+    train.add_argument("--init", help="for --stage base: continue from this checkpoint (TLM-CT)")
+    train.add_argument("--variant", default="tensorgpt",
+                       help="tensorgpt | no-hg | no-routing | no-wa | tlm (the benchmark's rows)")
+    train.add_argument("--data-dir", default="data/records")
+    train.add_argument("--profiles", help="comma-separated source profiles (default: every one in --data-dir)")
+    train.add_argument("--validity-dir", help="also train on the GPU validity labels there (`data validity`): "
+                       "one more expert per labelled GPU")
+    train.add_argument("--epochs", type=int, default=3)
+    train.add_argument("--batch", type=int, default=16)
+    train.add_argument("--lr", type=float, default=1e-3)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--threads", type=int, default=2,
+                       help="torch threads (use 1 while a collection or tuning job runs beside it)")
+    train.add_argument("--hidden", type=int, default=256)
+    train.add_argument("--layers", type=int, default=4)
+    train.set_defaults(run=run_train)
+
+    bundle = sub.add_parser("bundle", help="ship a trained checkpoint as the package's default (float16)")
+    bundle.add_argument("checkpoint", help="a trained checkpoint folder (e.g. from `train --stage experts`)")
+    bundle.add_argument("--out", help="destination (default: the package's tvm_tensorgpt/model/default)")
+    bundle.add_argument("--note", default="", help="free text for provenance.json (e.g. the data commit)")
+    bundle.set_defaults(run=run_bundle)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    # torch: see the module docstring
+    from ..model.checkpoint import read_config
+    from ..model.config import EXPERT_VARIANTS, variant_config
+    from ..train.trainer import TrainConfig, load_examples, train, train_experts
+    from ..train.validity import load_validity_examples
+
+    def validity(model: Any) -> dict:
+        """GPU profile -> its verified validity labels as examples (none without --validity-dir)."""
+        return load_validity_examples(args.validity_dir, model) if args.validity_dir is not None else {}
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
+    config = TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed, threads=args.threads)
+    try:
+        model = variant_config(args.variant, hidden=args.hidden, layers=args.layers)
+        if args.stage == "experts":
+            if not args.base:
+                raise UsageError("--stage experts needs --base (a base checkpoint from --stage base)")
+            if args.variant not in EXPERT_VARIANTS:
+                raise UsageError(f"variant {args.variant} has no experts; experts: {', '.join(EXPERT_VARIANTS)}")
+            base = read_config(args.base)
+            by_profile = load_examples(args.data_dir, base, profiles) | validity(base)
+            state = train_experts(by_profile, args.base, args.out, config, model.routing, model.workload_aware)
+        else:
+            by_profile = load_examples(args.data_dir, model, profiles) | validity(model)
+            state = train([e for rows in by_profile.values() for e in rows], args.out, model, config, args.init)
+    except (ValueError, FileNotFoundError) as err:
+        raise UsageError(str(err)) from None
+    last = state["history"][-1] if state["history"] else {}
+    print(f"{args.out}: trained ({args.stage}); last {last}")
+    return 0
+
+
+def run_bundle(args: argparse.Namespace) -> int:
+    from ..model.checkpoint import DEFAULT_CHECKPOINT, CheckpointError, bundle_checkpoint  # torch
+
+    provenance = {"date": datetime.date.today().isoformat(), "command": " ".join(["tensorgpt", *sys.argv[1:]]),
+                  "note": args.note}  # fmt: skip
+    try:
+        dest = bundle_checkpoint(args.checkpoint, args.out or DEFAULT_CHECKPOINT, provenance)
+    except CheckpointError as err:
+        raise UsageError(str(err)) from None
+    size = (dest / "model.safetensors").stat().st_size / 2**20
+    print(f"{dest}: bundled {args.checkpoint} ({size:.1f} MiB)")
+    return 0

@@ -1,0 +1,56 @@
+"""The held-out split, in one place: what never provides training data.
+
+The seed holds out a device and a set of representative subgraphs, and evaluates on them only.
+Here the held-out CPU is ``HELDOUT_HOST`` (a host profile playing the seed's held-out Ryzen), the
+held-out GPU ``HELDOUT_GPU`` (no validity labels are made for it), and the held-out tasks
+``HELDOUT_TASKS``; every other task of the five networks is a training task.
+"""
+
+from __future__ import annotations
+
+from ..workloads.tasks import Task, get_task, load_tasks
+
+HELDOUT_HOST = "host-avx2-2c"
+HELDOUT_GPU = "jetson-orin"
+# The representative subgraphs (>= 12, spanning the operator kinds): tuned by the benchmarks.
+HELDOUT_TASKS = (
+    "resnet50/fused_conv2d12_subtract7_divide7_multiply7_add13_relu7",  # 3x3 conv 256->256, 28x28
+    "resnet18/fused_conv2d_subtract_divide_multiply_add1_relu",  # 7x7 stem conv, stride 2
+    "mobilenetv2/fused_conv2d4_subtract3_divide3_multiply3_add6_tir_clip2",  # depthwise 3x3, 56x56
+    "mobilenetv2/fused_conv2d23_subtract14_divide14_multiply14_add27_tir_clip9",  # depthwise 3x3, 7x7
+    "r3d18/fused_conv3d6_subtract2_divide2_multiply2_add7_relu2",  # 3x3x3 conv3d, 256 ch
+    "r3d18/fused_conv3d9_subtract3_divide3_multiply3_add10_relu3",  # 3x3x3 conv3d, 512 ch
+    "bert/fused_matmul_add",  # dense: QKV projection 128x768 -> 2304
+    "bert/fused_matmul4_add3",  # dense: FFN 768 -> 3072
+    "bert/matmul1",  # batch_matmul: Q K^T
+    "bert/matmul2",  # batch_matmul: attention x V
+    "bert/fused_softmax_broadcast_to2",  # reduction: softmax
+    "bert/layer_norm",  # reduction: layer norm
+    "densenet121/fused_subtract6_divide6_multiply6_add12_relu6",  # fused elementwise: BN + ReLU
+    "resnet50/mean",  # reduction: global average pool
+)
+
+
+def training_tasks() -> list[Task]:
+    """Every task but the held-out ones, networks interleaved (so a partial pass covers all five)."""
+    by_network: dict[str, list[Task]] = {}
+    for task in load_tasks():
+        if task.name not in HELDOUT_TASKS:
+            by_network.setdefault(task.name.split("/", 1)[0], []).append(task)
+    queues = list(by_network.values())
+    out: list[Task] = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
+def heldout_tasks() -> list[Task]:
+    return [get_task(name) for name in HELDOUT_TASKS]
+
+
+def check_not_heldout(profile: str) -> None:
+    """Refuse a held-out profile as a source of training data."""
+    if profile in (HELDOUT_HOST, HELDOUT_GPU):
+        raise ValueError(f"{profile} is held out: it never provides training data")

@@ -1,0 +1,26 @@
+"""The bottom layer: TVM glue every other layer needs, and nothing of ours.
+
+Targets as TVM 0.27 wants them, loading only a target's tensor intrinsics, a builder that works
+on small machines, design spaces with their postprocessors, the CUDA compile check, and the error
+types TVM raises.
+"""
+
+from .builder import build_module, local_builder
+from .errors import TVM_ERRORS
+from .intrinsics import load_tensor_intrinsics
+from .space import design_spaces, resolved_mutators, resolved_postprocs
+from .target import TargetError, TargetLike, host_target, parse_target
+
+__all__ = [
+    "TVM_ERRORS",
+    "TargetError",
+    "TargetLike",
+    "build_module",
+    "design_spaces",
+    "host_target",
+    "load_tensor_intrinsics",
+    "local_builder",
+    "parse_target",
+    "resolved_mutators",
+    "resolved_postprocs",
+]
