@@ -328,10 +328,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         for record in database.get_all_tuning_records():
             if not tvm_ffi.structural_equal(record.workload.mod, workload.mod):
                 continue
-            sch = Schedule(context.mod, debug_mask="none", error_render_level="none")
-            try:
-                record.trace.apply_to_schedule(sch, remove_postproc=False)
-            except TVM_ERRORS:
+            sch = self._replay(context, record.trace)
+            if sch is None:
                 continue
             state.keys.add(int(tvm_ffi.structural_hash(sch.mod)))
             latency = float(np.mean([float(s) for s in record.run_secs])) if record.run_secs else float("inf")
@@ -340,6 +338,20 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         stats.resumed_records = len(state.keys)
         if state.keys:
             self._log(logging.INFO, "TensorGPT: resuming, %d records already in the database", len(state.keys))
+
+    def _replay(self, context: "TuneContext", trace: Trace, seed: int = 1) -> Schedule | None:
+        """``trace`` replayed without its postprocessing, then postprocessed as a candidate is: the
+        one way every schedule here is made, so measured and new candidates hash alike (replaying
+        the postprocessing instructions does not always give the module the postprocessors gave)."""
+        sch = Schedule(context.mod, seed=seed, debug_mask="none", error_render_level="none")
+        try:
+            trace.apply_to_schedule(sch, remove_postproc=True)
+            sch.enter_postproc()
+            if not all(p.apply(sch) for p in self.postprocs):
+                return None
+        except TVM_ERRORS:
+            return None
+        return sch
 
     def _seed(self) -> int:
         return int(self.rng.integers(1, 2**31 - 1))  # TVM accepts 1 .. 2^31-1 only
@@ -393,14 +405,10 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             mutator = mutators[int(self.rng.choice(len(mutators), p=weights))]
             try:
                 trace = mutator.apply(parent.trace)
-                if trace is None:
-                    continue
-                sch = Schedule(context.mod, seed=self._seed(), debug_mask="none", error_render_level="none")
-                trace.apply_to_schedule(sch, remove_postproc=True)
-                sch.enter_postproc()
-                if not all(p.apply(sch) for p in self.postprocs):
-                    continue
             except TVM_ERRORS:
+                continue
+            sch = self._replay(context, trace, self._seed()) if trace is not None else None
+            if sch is None:
                 continue
             decisions = None
             if parent.sketch is not None:
