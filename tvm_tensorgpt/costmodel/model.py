@@ -29,6 +29,7 @@ from tvm.target import Target
 
 from ..hardware import ProfileError, Standardizer, profile_from_target
 from ..hardware.vector import cosine_similarity
+from ..tvm_glue import mean_latency
 from .features import LAYOUT, candidate_features
 
 logger = logging.getLogger(__name__)
@@ -134,8 +135,7 @@ class TensorGPTCostModel(PyCostModel):
             return
         task = self.tasks.setdefault(int(tvm_ffi.structural_hash(context.mod)), _Task())
         task.features += list(self.features(context, candidates))
-        task.costs += [float(np.mean([float(s) for s in r.run_secs])) if r.run_secs else float("inf")
-                       for r in results]  # fmt: skip
+        task.costs += [mean_latency(r.run_secs) for r in results]
         task.residual = self._fit_residual(task)
 
     def predict(self, context: TuneContext, candidates: list[MeasureCandidate]) -> np.ndarray:

@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import tvm
 import tvm_ffi
 from tvm.ir.utils import derived_object
 from tvm.s_tir import Schedule
@@ -34,7 +33,7 @@ from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchSt
 
 from ..generators import Generator, Proposal, resolve_generator
 from ..language import Decision, Sketch
-from ..tvm_glue import TVM_ERRORS, resolved_mutators, resolved_postprocs
+from ..tvm_glue import TVM_ERRORS, mean_latency, resolved_mutators, resolved_postprocs
 
 if TYPE_CHECKING:
     from tvm.s_tir.meta_schedule import TuneContext
@@ -268,7 +267,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         for pending, result in zip(state.pending, results):
             error = result.error_msg
             ok = error is None and result.run_secs is not None and len(result.run_secs) > 0
-            latency = float(np.mean([float(s) for s in result.run_secs])) if ok else None
+            latency = mean_latency(result.run_secs) if ok else None
             # The task scheduler passes a builder's error on as the runner result's error, prefixed
             # with the builder's name (e.g. "LocalBuilder: Timeout ..."); other errors come later.
             if error is None or "Builder" not in error.split(":", 1)[0]:
@@ -332,8 +331,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             if sch is None:
                 continue
             state.keys.add(int(tvm_ffi.structural_hash(sch.mod)))
-            latency = float(np.mean([float(s) for s in record.run_secs])) if record.run_secs else float("inf")
-            state.measured.append(_Measured(None, record.trace, latency))
+            state.measured.append(_Measured(None, record.trace, mean_latency(record.run_secs)))
         state.trials = min(len(state.keys), state.max_trials)
         stats.resumed_records = len(state.keys)
         if state.keys:

@@ -27,7 +27,7 @@ from ..costmodel import Pretrained, candidate_features
 from ..data.collect import open_database
 from ..data.split import HELDOUT_HOST, check_not_heldout, heldout_tasks
 from ..hardware import HardwareProfile, Standardizer, get_profile, universe_standardizer
-from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics
+from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics, mean_latency
 from ..workloads.tasks import load_tasks
 
 logger = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ def record_groups(database: ms.database.Database, profile: HardwareProfile, stan
             except TVM_ERRORS:
                 continue
             candidates.append(MeasureCandidate(sch, record.args_info))
-            costs.append(float(np.mean([float(s) for s in record.run_secs])) if record.run_secs else np.inf)
+            costs.append(mean_latency(record.run_secs))
         costs_np = np.asarray(costs)
         if np.isfinite(costs_np).sum() < 2:
             continue  # nothing to rank

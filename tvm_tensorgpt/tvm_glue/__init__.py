@@ -8,6 +8,7 @@ types TVM raises.
 from .builder import build_module, local_builder
 from .errors import TVM_ERRORS
 from .intrinsics import load_tensor_intrinsics
+from .latency import mean_latency
 from .space import design_spaces, resolved_mutators, resolved_postprocs
 from .target import TargetError, TargetLike, host_target, parse_target
 
@@ -20,6 +21,7 @@ __all__ = [
     "host_target",
     "load_tensor_intrinsics",
     "local_builder",
+    "mean_latency",
     "parse_target",
     "resolved_mutators",
     "resolved_postprocs",
