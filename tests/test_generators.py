@@ -7,7 +7,7 @@ import torch
 import tvm
 from conftest import expert_net, make_context, tiny_net
 
-from tvm_tensorgpt.generators import PriorGenerator
+from tvm_tensorgpt.generators import Generator, PriorGenerator
 from tvm_tensorgpt.generators.validity import check_candidates
 from tvm_tensorgpt.hardware import get_profile
 from tvm_tensorgpt.language import Sketch
@@ -52,6 +52,54 @@ def test_default_and_named_generators(tmp_path, monkeypatch):
     assert isinstance(resolve_generator(str(path)), ModelGenerator)
     with pytest.raises(ValueError, match="'default', 'prior' nor a checkpoint folder"):
         resolve_generator(str(tmp_path / "nowhere"))
+
+
+class _Counting(Generator):
+    """Uniform proposals (not a PriorGenerator), counting what it was asked for and told."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.asked = 0
+        self.observed = 0
+
+    def generate(self, sketches, num, rng):
+        self.asked += num
+        return PriorGenerator().generate(sketches, num, rng)
+
+    def observe(self, sketch, decisions, latency_s):
+        self.observed += 1
+
+    def describe(self) -> str:
+        return self.name
+
+
+def test_mixture_splits_every_pool_and_the_strategy_mixes_in_the_prior(task_spaces):
+    """A MixtureGenerator gives each part its weight's share of the proposals and every
+    measurement; the strategy mixes ``prior_share`` of the prior into a model's proposals (not
+    into the prior itself); bad weights are refused."""
+    import tvm_tensorgpt
+    from tvm_tensorgpt.generators import MixtureGenerator
+    from tvm_tensorgpt.plugin.strategy import SearchConfig
+
+    sketch = task_spaces["conv2d-resnet"][2][0]
+    a, b = _Counting("a"), _Counting("b")
+    mixture = MixtureGenerator([(a, 3.0), (b, 1.0)])
+    proposals = mixture.generate([sketch], 400, np.random.default_rng(0))
+    assert len(proposals) == 400 and a.asked + b.asked == 400 and 250 < a.asked < 350
+    mixture.observe(sketch, proposals[0].decisions, 1e-3)
+    assert a.observed == b.observed == 1
+    assert mixture.describe() == "75% a + 25% b"
+    with pytest.raises(ValueError, match="non-negative weights"):
+        MixtureGenerator([(a, -1.0), (b, 1.0)])
+
+    prior = PriorGenerator()
+    assert tvm_tensorgpt.TensorGPTSearchStrategy(prior).generator is prior  # not mixed with itself
+    assert tvm_tensorgpt.TensorGPTSearchStrategy(mixture).generator is mixture  # the caller's own mix
+    mixed = tvm_tensorgpt.TensorGPTSearchStrategy(_Counting("model"), search=SearchConfig(prior_share=0.25))
+    assert isinstance(mixed.generator, MixtureGenerator)
+    assert mixed.generator.describe() == "75% model + 25% prior"
+    alone = tvm_tensorgpt.TensorGPTSearchStrategy(a, search=SearchConfig(prior_share=0.0)).generator
+    assert alone is a
 
 
 def test_online_adaptation_learns_from_measurements(task_spaces, llvm_target):

@@ -31,7 +31,7 @@ from tvm.s_tir.meta_schedule.profiler import Profiler
 from tvm.s_tir.meta_schedule.runner import RunnerResult
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy, SearchStrategy
 
-from ..generators import Generator, Proposal, resolve_generator
+from ..generators import Generator, MixtureGenerator, PriorGenerator, Proposal, resolve_generator
 from ..language import Decision, Sketch
 from ..tvm_glue import TVM_ERRORS, mean_latency, resolved_mutators, resolved_postprocs
 
@@ -91,6 +91,8 @@ class SearchConfig:
     goes to the sketches whose measurements were best (``sketch_mix`` of it stays uniform). The
     tuning's cost model ranks the pool; the best go to the builder, except an ``epsilon`` share
     drawn at random from the rest (exploration). Without a cost model the pool is the round.
+    ``prior_share`` of the generator's proposals come from the uniform prior (a
+    ``MixtureGenerator``), so a generator worse than uniform cannot drag the search below it.
     """
 
     pool: int = 256
@@ -98,6 +100,7 @@ class SearchConfig:
     refine_top: int = 8
     refine_share: tuple[float, float] = (0.1, 0.75)
     sketch_mix: float = 0.3
+    prior_share: float = 0.5
 
 
 @dataclass
@@ -149,6 +152,14 @@ class _TaskState:
         return mix / n + (1 - mix) * score / score.sum()
 
 
+def _with_prior(generator: Generator, share: float) -> Generator:
+    """``generator`` with ``share`` of its proposals from the prior; a prior or a mixture the
+    caller built is kept as it is."""
+    if share <= 0 or isinstance(generator, (PriorGenerator, MixtureGenerator)):
+        return generator
+    return MixtureGenerator([(generator, 1 - share), (PriorGenerator(), share)])
+
+
 def task_logger(task_name: str) -> logging.Logger:
     """The per-task logger MetaSchedule made for ``task_name`` (it writes work_dir/logs/), else ours.
 
@@ -172,7 +183,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
     ----------
     generator : Generator | str | None
         Proposes decision sets: a ``Generator``, "default" or None (the bundled checkpoint),
-        "prior" (uniform legal decisions) or a checkpoint folder.
+        "prior" (uniform legal decisions) or a checkpoint folder; mixed with the prior by
+        ``search.prior_share``.
     search : SearchConfig
         Pool size, refinement and exploration (see ``SearchConfig``).
     stats : TuningStats | None
@@ -181,7 +193,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
 
     def __init__(self, generator: Generator | str | None = None, search: SearchConfig = SearchConfig(),
                  stats: TuningStats | None = None) -> None:  # fmt: skip
-        self.generator = resolve_generator(generator)
+        self.generator = _with_prior(resolve_generator(generator), search.prior_share)
         self.search = search
         self.stats = stats if stats is not None else TuningStats()
         self.context: TuneContext | None = None
