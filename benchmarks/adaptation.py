@@ -1,6 +1,6 @@
 """Does online adaptation (``AdaptConfig``) help? The bundled checkpoint with and without it.
 
-    python benchmarks/adaptation.py [--tasks N] [--trials 32] [--steps 4] [--profile host-avx2-2c]
+    python benchmarks/adaptation.py [--tasks N] [--trials 32] [--steps 4] [--profile amd-zen3-avx2-2c]
 
 Same tasks (the first N held-out subgraphs), budget, seed and harness (``run.tune_cell``) for both
 arms; results append to ``benchmarks/results/adaptation.jsonl`` (finished cells are skipped) and
@@ -20,7 +20,7 @@ from pathlib import Path
 from common import RESULTS, read_cells, run_meta
 from run import tune_cell
 
-from tvm_tensorgpt.data.split import heldout_tasks
+from tvm_tensorgpt.data.split import HELDOUT_HOST, heldout_tasks
 from tvm_tensorgpt.generators.model import AdaptConfig, ModelGenerator
 from tvm_tensorgpt.hardware import get_profile
 from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT
@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--per-round", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--profile", default="host-avx2-2c")
+    parser.add_argument("--profile", default=HELDOUT_HOST)
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
     args.suite, args.quick = "subgraphs", False  # the harness settings run_meta records

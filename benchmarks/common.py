@@ -11,7 +11,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -23,13 +22,12 @@ RECORDS = ROOT / "data" / "records"  # the measured records the methods' checkpo
 CHECKPOINTS = BENCHMARKS / "checkpoints"  # where benchmarks/checkpoints.py puts them
 
 
-def cpu_name() -> str:
-    """The CPU's model name: wall-clock numbers mean little without the machine they came from."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.machine()
+def machine() -> dict:
+    """The machine (key, model name, cores): wall-clock numbers mean little without it."""
+    from tvm_tensorgpt.hardware import this_machine  # TVM start-up: only when a result is written
+
+    here = this_machine()
+    return {"key": here.key, "cpu": here.cpu, "cores": os.cpu_count()}
 
 
 def commit() -> str:
@@ -46,7 +44,7 @@ def command_line() -> str:
 def provenance(command: str) -> dict:
     """Command, UTC date, commit and machine: what a result file needs to be reproduced."""
     return {"command": command, "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "commit": commit(), "machine": {"cpu": cpu_name(), "cores": os.cpu_count()}}  # fmt: skip
+            "commit": commit(), "machine": machine()}  # fmt: skip
 
 
 def run_meta(args: argparse.Namespace) -> dict:

@@ -33,7 +33,7 @@ from common import RESULTS, provenance
 from tvm.s_tir import meta_schedule as ms
 
 import tvm_tensorgpt
-from tvm_tensorgpt.data.split import HELDOUT_TASKS
+from tvm_tensorgpt.data.split import HELDOUT_HOST, HELDOUT_TASKS
 from tvm_tensorgpt.generators import PriorGenerator
 from tvm_tensorgpt.generators.model import ModelGenerator
 from tvm_tensorgpt.hardware import get_profile, universe_standardizer
@@ -44,7 +44,7 @@ from tvm_tensorgpt.workloads import get_workload
 from tvm_tensorgpt.workloads.features import workload_features
 from tvm_tensorgpt.workloads.tasks import get_task
 
-EXPERTS = ("host-avx2-1c", "host-sse42-1c", "host-sse42-2c")
+EXPERTS = ("intel-xeon-avx2-1c", "intel-xeon-sse42-1c", "intel-xeon-sse42-2c")
 POOLS = (64, 512)
 
 
@@ -90,7 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(RESULTS / "generation.json"))
     args = parser.parse_args()
-    profile = get_profile("host-avx2-2c")
+    profile = get_profile(HELDOUT_HOST)
     target = tvm.target.Target(profile.target)
     load_tensor_intrinsics(target)
     mod = get_workload("conv2d-resnet").build()

@@ -35,7 +35,7 @@ def main() -> None:
     results = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else {}
     cells = results.setdefault("profiles", {})
     for profile in host_profiles():
-        if profile.name == "host" or profile.name in cells:
+        if profile.name in cells:
             continue
         work_dir = tempfile.mkdtemp(prefix=f"hostprof-{profile.name}-")
         result = tune_module(get_workload(args.workload).build(), profile, work_dir, args.trials,

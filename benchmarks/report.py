@@ -207,7 +207,7 @@ def router_plot(img: Path, stamp: str) -> str | None:
     if net.router is None:
         return None
     features = torch.tensor(np.stack([workload_features(t.mod) for t in heldout_tasks()]))
-    devices = [p for p in all_profiles() if p.name != "host"]
+    devices = list(all_profiles())
     gates = []
     with torch.no_grad():
         for device in devices:

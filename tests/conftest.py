@@ -13,6 +13,7 @@ import tvm  # noqa: E402
 from tvm.s_tir import meta_schedule as ms  # noqa: E402
 
 import tvm_tensorgpt  # noqa: E402,F401  (registers "tensorgpt")
+from tvm_tensorgpt.hardware import this_machine  # noqa: E402
 from tvm_tensorgpt.language import Sketch  # noqa: E402
 from tvm_tensorgpt.model import ModelConfig, TensorGPTNetwork  # noqa: E402
 from tvm_tensorgpt.tvm_glue import load_tensor_intrinsics  # noqa: E402
@@ -23,7 +24,10 @@ torch.set_num_threads(1)  # one torch thread beside TVM's workers
 
 
 TINY = ModelConfig(hidden=32, layers=2, heads=2, intermediate=64, prefix_slots=3, prefix_hidden=16)
-EXPERTS = ModelConfig(**{**TINY.to_dict(), "experts": ("host-avx2-1c", "host-sse42-2c", "host-sse42-1c")})
+EXPERTS = ModelConfig(**{**TINY.to_dict(), "experts": ("intel-xeon-avx2-1c", "intel-xeon-sse42-2c", "intel-xeon-sse42-1c")})
+# Profiles of the machine running the tests (collection refuses another machine's), e.g. amd-zen3-sse42-1c
+HERE_SSE_1C = f"{this_machine().key}-sse42-1c"
+HERE_AVX2_2C = f"{this_machine().key}-avx2-2c"
 LANGUAGE_WORKLOADS = ["matmul-128", "conv2d-resnet", "depthwise-mobilenet", "softmax-bert", "layernorm-bert"]
 
 

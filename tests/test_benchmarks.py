@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HERE_AVX2_2C
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = ["ansor", "ansor-cm", "prior", "tlm", "tlm-ct", "tensorgpt", "no-hg", "no-routing", "no-wa"]
@@ -18,7 +19,7 @@ METHODS = ["ansor", "ansor-cm", "prior", "tlm", "tlm-ct", "tensorgpt", "no-hg", 
 
 def test_quick_benchmark_runs_every_method_and_reports(tmp_path):
     data = tmp_path / "records"
-    for profile in ("host-avx2-1c", "host-sse42-2c", "host-sse42-1c"):  # a copy: collection may be appending
+    for profile in ("intel-xeon-avx2-1c", "intel-xeon-sse42-2c", "intel-xeon-sse42-1c"):  # a copy: collection may be appending
         (data / profile).mkdir(parents=True)
         for gz in (ROOT / "data" / "records" / profile).glob("*.json.gz"):
             shutil.copy(gz, data / profile / gz.name)
@@ -37,7 +38,7 @@ def test_quick_benchmark_runs_every_method_and_reports(tmp_path):
         assert cell["time_s"]["build"] > 0 and cell["time_s"]["wall"] >= cell["time_s"]["build"]
         if not cell["method"].startswith("ansor"):
             assert cell["valid"] <= cell["generated"] and cell["valid"] >= 0.99 * cell["generated"]
-    assert results["meta"]["quick"] and results["meta"]["profile"] == "host-avx2-2c"
+    assert results["meta"]["quick"] and results["meta"]["profile"] == HERE_AVX2_2C
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=600)  # every cell is done: skipped
     assert again.returncode == 0

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from tvm_tensorgpt.cli import main
+from tvm_tensorgpt.data.split import HELDOUT_HOST
 
 
 @pytest.mark.parametrize(
@@ -66,13 +67,13 @@ def test_tune_on_a_heldout_task_and_profile_uses_the_bundled_checkpoint(tmp_path
 
     assert has_default_checkpoint(), f"no bundled checkpoint in {DEFAULT_CHECKPOINT}"
     proc = subprocess.run(
-        [sys.executable, "-m", "tvm_tensorgpt", "tune", "--workload", "bert/matmul1", "--profile", "host-avx2-2c",
+        [sys.executable, "-m", "tvm_tensorgpt", "tune", "--workload", "bert/matmul1", "--profile", HELDOUT_HOST,
          "--trials", "8", "--per-round", "8", "--work-dir", str(tmp_path), "--json"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
-    assert summary["generator"] == f"checkpoint {DEFAULT_CHECKPOINT}"
+    assert summary["generator"] == f"50% checkpoint {DEFAULT_CHECKPOINT} + 50% prior"  # SearchConfig.prior_share
     assert summary["trials"] == 8 and summary["generated"] >= 8
     assert summary["valid"] >= 0.99 * summary["generated"]
 

@@ -29,8 +29,8 @@ from tvm_tensorgpt.workloads import get_workload
 def tiny_cost_model(tmp_path_factory):
     """A cost model trained on the first records of one source profile (seconds, not minutes)."""
     out = tmp_path_factory.mktemp("costmodel")
-    summary = train_cost_model("data/records", out, CostModelConfig(rounds=10, limit=60), ["host-avx2-1c"])
-    assert summary["records"] > 20 and summary["profiles"] == ["host-avx2-1c"]
+    summary = train_cost_model("data/records", out, CostModelConfig(rounds=10, limit=60), ["intel-xeon-avx2-1c"])
+    assert summary["records"] > 20 and summary["profiles"] == ["intel-xeon-avx2-1c"]
     return out
 
 
@@ -53,7 +53,7 @@ def _pool(task_spaces, n=12):
 def test_trained_folder_loads_and_refuses_a_broken_one(tiny_cost_model, tmp_path):
     model = Pretrained.load(tiny_cost_model)
     assert model.margin(np.zeros((3, FEATURE_DIM), dtype=np.float32)).shape == (3,)
-    assert set(model.sources) == {"host-avx2-1c"}
+    assert set(model.sources) == {"intel-xeon-avx2-1c"}
     (tmp_path / "meta.json").write_text("{}")
     with pytest.raises(CostModelError, match="lacks model.json"):
         Pretrained.load(tmp_path)
@@ -93,7 +93,7 @@ def test_unprofiled_device_scores_as_the_mean_device_and_profiled_ones_name_thei
         far = model.device_vector(tvm.target.Target({"kind": "llvm", "mcpu": "cortex-a72", "num-cores": 4}))
     finally:
         log.removeHandler(handler)
-    assert "nearest source device host-avx2-1c" in said[0] and np.any(near != 0)
+    assert "nearest source device intel-xeon-avx2-1c" in said[0] and np.any(near != 0)
     assert "scoring it as the mean device" in said[1] and not np.any(far)
 
 

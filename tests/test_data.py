@@ -9,7 +9,7 @@ import sys
 import time
 
 import tvm
-from conftest import kill_when_recorded, record_lines
+from conftest import HERE_SSE_1C, kill_when_recorded, record_lines
 from tvm.s_tir import meta_schedule as ms
 
 from tvm_tensorgpt.cli import main
@@ -21,8 +21,8 @@ from tvm_tensorgpt.data.collect import (
     records_per_task,
 )
 from tvm_tensorgpt.data.ingest import ingest
-from tvm_tensorgpt.data.split import HELDOUT_TASKS, heldout_tasks, training_tasks
-from tvm_tensorgpt.hardware import get_profile
+from tvm_tensorgpt.data.split import HELDOUT_HOST, HELDOUT_TASKS, heldout_tasks, training_tasks
+from tvm_tensorgpt.hardware import get_profile, recorded_machines, this_machine
 from tvm_tensorgpt.workloads import get_workload
 from tvm_tensorgpt.workloads.tasks import get_task, load_tasks
 
@@ -41,9 +41,9 @@ def test_split_keeps_representative_subgraphs_out_of_training():
 
 
 def test_collection_resumes_after_kill(tmp_path):
-    directory = tmp_path / "host-sse42-1c"
+    directory = tmp_path / HERE_SSE_1C
     records = directory / "database_tuning_record.json"
-    command = [sys.executable, "-m", "tvm_tensorgpt", "collect", "--profile", "host-sse42-1c", "--tasks",
+    command = [sys.executable, "-m", "tvm_tensorgpt", "collect", "--profile", HERE_SSE_1C, "--tasks",
                ",".join(SMALL), "--trials", "12", "--chunk", "6", "--data-dir", str(tmp_path)]  # fmt: skip
     before = kill_when_recorded(command, directory, 4)
     assert 4 <= len(before) < 24, "the collection should have been killed part-way"
@@ -52,16 +52,17 @@ def test_collection_resumes_after_kill(tmp_path):
     subprocess.run(command, check=True, timeout=600, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     after = record_lines(directory)
     assert after[: len(before)] == before  # nothing measured was lost
-    counts = records_per_task(open_database(tmp_path / "host-sse42-1c"), [get_task(n) for n in SMALL])
+    counts = records_per_task(open_database(directory), [get_task(n) for n in SMALL])
     assert counts == {n: 12 for n in SMALL}  # the re-run measured only what was missing
-    provenance = json.loads((tmp_path / "host-sse42-1c" / "provenance.json").read_text())
+    provenance = json.loads((directory / "provenance.json").read_text())
     assert len(provenance["runs"]) == 2 and provenance["runs"][0]["tvm"] == tvm.__version__
+    assert provenance["machine"] == provenance["runs"][0]["machine"]["key"] == this_machine().key
     assert gzip.decompress((records.parent / "database_tuning_record.json.gz").read_bytes()).decode().splitlines() == after
 
 
 def _work_dir_with_records(tmp_path) -> str:
     work_dir = tmp_path / "user_logs"
-    ms.tune_tir(get_workload("matmul-128").build(), tvm.target.Target(get_profile("host-sse42-1c").target),
+    ms.tune_tir(get_workload("matmul-128").build(), tvm.target.Target(get_profile("intel-xeon-sse42-1c").target),
                 str(work_dir), max_trials_global=4, num_trials_per_iter=4, strategy="replay-trace",
                 builder="tensorgpt", num_tuning_cores=1)  # fmt: skip
     return str(work_dir)
@@ -70,11 +71,19 @@ def _work_dir_with_records(tmp_path) -> str:
 def test_ingest_a_work_dir_and_a_corrupted_one(tmp_path, capsys):
     work_dir = _work_dir_with_records(tmp_path)
     data = tmp_path / "data"
-    report = ingest(work_dir, get_profile("host-sse42-1c"), data)
+    report = ingest(work_dir, get_profile("intel-xeon-sse42-1c"), data)
     assert report.ingested == 4 and not report.skipped
-    again = ingest(work_dir, get_profile("host-sse42-1c"), data)
+    again = ingest(work_dir, get_profile("intel-xeon-sse42-1c"), data)
     assert again.ingested == 0 and again.duplicates == 4
-    # corrupt it: garbage, a cut line, a record for a missing workload, a foreign (cuda) record
+    provenance = json.loads((data / "intel-xeon-sse42-1c" / "provenance.json").read_text())
+    assert provenance["machine"] == "intel-xeon" and [r["ingested"]["ingested"] for r in provenance["runs"]] == [4, 0]
+    # records measured for another target (mcpu, cores) than the profile's: refused, nothing written
+    for profile in ("intel-xeon-avx2-1c", "intel-xeon-sse42-2c"):
+        assert main(["ingest", work_dir, "--profile", profile, "--data-dir", str(data)]) == 2
+        err = capsys.readouterr().err
+        assert '"mcpu": "nehalem"' in err and "nothing was written" in err and len(err.strip().splitlines()) == 1
+        assert not (data / profile).exists()
+    # corrupt it: garbage, a cut line, a record for a missing workload; then a foreign (cuda) record
     path = os.path.join(work_dir, "database_tuning_record.json")
     good = open(path).read().splitlines()[0]
     index, body = json.loads(good)
@@ -83,12 +92,15 @@ def test_ingest_a_work_dir_and_a_corrupted_one(tmp_path, capsys):
     with open(path, "a") as f:
         f.write("this is not json\n")
         f.write(json.dumps([7, body]) + "\n")
-        f.write(json.dumps(foreign) + "\n")
         f.write(good[: len(good) // 2] + "\n")
-    assert main(["ingest", work_dir, "--profile", "host-avx2-1c", "--data-dir", str(data)]) == 0
+    assert main(["ingest", work_dir, "--profile", "intel-xeon-sse42-1c", "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out
-    assert "read 8 records: 4 ingested" in out
-    assert "not a JSON record" in out and "missing or broken workload" in out and "foreign" in out
+    assert "read 7 records: 0 ingested, 4 already there" in out
+    assert "not a JSON record" in out and "missing or broken workload" in out
+    with open(path, "a") as f:
+        f.write(json.dumps(foreign) + "\n")
+    assert main(["ingest", work_dir, "--profile", "intel-xeon-sse42-1c", "--data-dir", str(data)]) == 2
+    assert '"kind": "cuda"' in capsys.readouterr().err
 
 
 def _free_port() -> int:
@@ -119,10 +131,10 @@ def test_collection_over_rpc_on_loopback(tmp_path):
                 break
             time.sleep(0.5)
         remote = RemoteDevice(f"127.0.0.1:{tracker_port}", "loopback")
-        counts = collect(get_profile("host-sse42-1c"), [get_task(SMALL[0])], tmp_path,
+        counts = collect(get_profile(HERE_SSE_1C), [get_task(SMALL[0])], tmp_path,
                          CollectConfig(trials=4, chunk=4), remote=remote)  # fmt: skip
         assert counts == {SMALL[0]: 4}
-        database = open_database(tmp_path / "host-sse42-1c")
+        database = open_database(tmp_path / HERE_SSE_1C)
         measured = [r for r in database.get_all_tuning_records() if r.run_secs]
         assert len(measured) == 4
     finally:
@@ -139,5 +151,25 @@ def test_data_stats_json(tmp_path, capsys):
     assert main(["data", "stats", "--json", "--data-dir", str(tmp_path / "records"),
                  "--reference-dir", str(tmp_path / "none")]) == 0  # fmt: skip
     stats = json.loads(capsys.readouterr().out)
-    assert stats["profiles"] == {"p1": {"records": 3, "measured": 2, "tasks": 2}}
-    assert stats["heldout_profile"] == "host-avx2-2c" and stats["heldout_tasks"] == list(HELDOUT_TASKS)
+    assert stats["profiles"] == {"p1": {"records": 3, "measured": 2, "tasks": 2, "machine": "", "heldout": False}}
+    assert stats["sources"] == {"profiles": 1, "records": 3, "machines": []}
+    assert stats["heldout_profile"] == HELDOUT_HOST and stats["heldout_tasks"] == list(HELDOUT_TASKS)
+
+
+def test_collection_refuses_another_machines_profile(tmp_path, capsys):
+    """Records of two machines never share a profile: collecting onto another machine's profile, or
+    into a folder another machine measured, is a one-line error and writes nothing."""
+    other = next(m for m in recorded_machines() if m.key != this_machine().key)
+    argv = ["collect", "--tasks", SMALL[0], "--trials", "2", "--data-dir", str(tmp_path)]
+    assert main(argv + ["--profile", f"{other.key}-sse42-1c"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert other.key in err and this_machine().key in err and len(err.splitlines()) == 1
+    assert not any(tmp_path.iterdir())
+    folder = tmp_path / HERE_SSE_1C
+    folder.mkdir()
+    provenance = json.dumps({"profile": HERE_SSE_1C, "runs": [{"machine": {"key": other.key}}]})
+    (folder / "provenance.json").write_text(provenance)
+    assert main(argv + ["--profile", HERE_SSE_1C]) == 2
+    assert f"records of machine {other.key}" in capsys.readouterr().err
+    assert sorted(p.name for p in folder.iterdir()) == ["provenance.json"]
+    assert (folder / "provenance.json").read_text() == provenance

@@ -10,6 +10,7 @@ import pytest
 
 from tvm_tensorgpt.data.split import HELDOUT_HOST
 from tvm_tensorgpt.hardware import (
+    this_machine,
     DIMENSIONS,
     VECTOR_DIM,
     ProfileError,
@@ -37,7 +38,11 @@ def test_registry_has_published_devices_and_host_profiles():
     names = [p.name for p in all_profiles()]
     assert [p.name for p in published_profiles()] == PUBLISHED
     hosts = [p.name for p in host_profiles()]
-    assert "host" in hosts and len(hosts) >= 4 and HELDOUT_HOST in hosts
+    here = this_machine().key
+    assert len(hosts) >= 4 and all(n.startswith(here + "-") for n in hosts)
+    assert get_profile("host") == this_machine().native() and get_profile("host").name in hosts
+    # every machine that measured committed records has its profiles everywhere, the held-out one too
+    assert {"intel-xeon-avx2-1c", "amd-zen5-native-2c", HELDOUT_HOST} <= set(names)
     assert len(names) >= 7 and len(set(names)) == len(names)
     for p in published_profiles():
         assert p.sources, f"{p.name} cites no source"
@@ -97,8 +102,8 @@ def _changed_specs(a, b) -> set[str]:
 @pytest.mark.parametrize(
     "a, b, must_move",
     [
-        ("host-sse42-2c", "host-avx2-2c", {"vector_lanes", "peak_flops", "isa_generation", "register_file"}),
-        ("host-avx2-1c", "host-avx2-2c", {"compute_units", "peak_flops", "bandwidth_per_unit", "total_fma_lanes"}),
+        ("intel-xeon-sse42-2c", "intel-xeon-avx2-2c", {"vector_lanes", "peak_flops", "isa_generation", "register_file"}),
+        ("intel-xeon-avx2-1c", "intel-xeon-avx2-2c", {"compute_units", "peak_flops", "bandwidth_per_unit", "total_fma_lanes"}),
     ],
 )
 def test_host_variants_differ_exactly_where_their_specs_differ(a, b, must_move):
@@ -115,9 +120,10 @@ def test_detection_from_llvm_targets():
     assert profile_from_target({"kind": "llvm", "mcpu": "znver3", "num-cores": 8}).name == "ryzen-5800h"
     four = profile_from_target({"kind": "llvm", "mcpu": "znver3", "num-cores": 4})
     assert four.specs.cores == 4 and four.specs.simd_bytes == 32
-    assert profile_from_target({"kind": "llvm", "mcpu": "core-avx2", "num-cores": 2}).name == "host-avx2-2c"
+    here = this_machine().key  # a target is tuned where it runs: this machine's profile first
+    assert profile_from_target({"kind": "llvm", "mcpu": "core-avx2", "num-cores": 2}).name == f"{here}-avx2-2c"
     sse = profile_from_target({"kind": "llvm", "mcpu": "nehalem", "num-cores": 1})
-    assert sse.name == "host-sse42-1c" and sse.specs.simd_bytes == 16
+    assert sse.name == f"{here}-sse42-1c" and sse.specs.simd_bytes == 16 and sse.machine == here
     narrowed = profile_from_target({"kind": "llvm", "mcpu": "haswell", "mattr": ["-avx", "-avx2"], "num-cores": 2})
     assert narrowed.specs.simd_bytes == 16
 
@@ -214,7 +220,7 @@ def test_runner_pins_its_worker_to_the_profile_cores():
     finally:
         pool.shutdown()
     assert len(affinity) == 1 and threads == "1"
-    runner = local_runner(get_profile("host-avx2-1c"))
+    runner = local_runner(get_profile(f"{this_machine().key}-avx2-1c"))
     assert len(runner._inst.pool.submit(worker_view).result()[0]) == 1  # the real runner pool
     with pytest.raises(ValueError, match="GPU profile"):
         local_runner(get_profile("jetson-orin"))
@@ -228,11 +234,11 @@ def test_sse_and_avx2_profiles_compile_different_code():
 
     mod = get_workload("matmul-128").build()
     asm = {}
-    for name in ("host-sse42-2c", "host-avx2-2c"):
-        executable = tvm.compile(mod, target=tvm.target.Target(get_profile(name).target))
-        asm[name] = executable.mod.inspect_source("asm")
-    assert "%ymm" not in asm["host-sse42-2c"] and "%xmm" in asm["host-sse42-2c"]
-    assert "%ymm" in asm["host-avx2-2c"]
+    for label in ("sse42", "avx2"):
+        executable = tvm.compile(mod, target=tvm.target.Target(get_profile(f"intel-xeon-{label}-2c").target))
+        asm[label] = executable.mod.inspect_source("asm")
+    assert "%ymm" not in asm["sse42"] and "%xmm" in asm["sse42"]
+    assert "%ymm" in asm["avx2"]
 
 
 @pytest.mark.parametrize(

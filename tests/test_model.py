@@ -174,7 +174,7 @@ def _devices_and_workloads():
     from tvm_tensorgpt.workloads.tasks import get_task
 
     st = universe_standardizer()
-    hw = {n: torch.tensor(st(get_profile(n)), dtype=torch.float32)[None] for n in ("rtx4090", "host-avx2-2c")}
+    hw = {n: torch.tensor(st(get_profile(n)), dtype=torch.float32)[None] for n in ("rtx4090", "amd-zen3-avx2-2c")}
     wl = {n: torch.tensor(workload_features(get_task(n).mod))[None] for n in ("bert/matmul1", "resnet18/max_pool2d")}
     return hw, wl
 
@@ -184,7 +184,7 @@ def test_router_weights_differ_between_devices_and_workloads():
     hw, wl = _devices_and_workloads()
     base = net.gates(hw["rtx4090"], wl["bert/matmul1"], 1)
     assert base.shape == (1, 3) and float(base.sum()) < 1  # the rest is the base channel
-    assert not torch.allclose(base, net.gates(hw["host-avx2-2c"], wl["bert/matmul1"], 1))
+    assert not torch.allclose(base, net.gates(hw["amd-zen3-avx2-2c"], wl["bert/matmul1"], 1))
     assert not torch.allclose(base, net.gates(hw["rtx4090"], wl["resnet18/max_pool2d"], 1))
 
 
@@ -195,7 +195,7 @@ def test_ablation_flags_change_only_what_they_should():
     assert torch.allclose(uniform.gates(hw["rtx4090"], wl["bert/matmul1"], 1), torch.full((1, 3), 0.25))
     blind = expert_net(ModelConfig(**{**EXPERTS.to_dict(), "workload_aware": False}))
     assert torch.allclose(blind.gates(hw["rtx4090"], wl["bert/matmul1"], 1), blind.gates(hw["rtx4090"], None, 1))
-    assert not torch.allclose(blind.gates(hw["rtx4090"], None, 1), blind.gates(hw["host-avx2-2c"], None, 1))
+    assert not torch.allclose(blind.gates(hw["rtx4090"], None, 1), blind.gates(hw["amd-zen3-avx2-2c"], None, 1))
     plain = tiny_net()
     assert plain.router is None and not any("lora" in n for n, _ in plain.named_parameters())
     # the same seed builds the same base weights: only the flags' parts differ
@@ -247,7 +247,7 @@ def test_variants_and_their_hardware_prompts():
     from tvm_tensorgpt.hardware import get_profile
     from tvm_tensorgpt.model.config import VARIANTS, variant_config
 
-    profile = get_profile("host-avx2-1c")
+    profile = get_profile("intel-xeon-avx2-1c")
     tlm = variant_config("tlm", hidden=32, heads=2)
     assert not tlm.hardware_grounding and not tlm.experts
     assert tlm.hardware_tokens(profile) == ["[TGT]", "TK_kind", "TV_llvm", "TK_mcpu", "TV_core-avx2", "TK_num-cores", "N1"]

@@ -23,7 +23,7 @@ def test_examples_from_measured_records(tmp_path, llvm_target):
     from tvm_tensorgpt.train.dataset import examples_from_database
     from tvm_tensorgpt.workloads import get_workload
 
-    profile = get_profile("host-avx2-1c")
+    profile = get_profile("intel-xeon-avx2-1c")
     mod = get_workload("matmul-128").build()
     database = ms.tune_tir(mod, profile.target, str(tmp_path), max_trials_global=8, num_trials_per_iter=8,
                            strategy="replay-trace", builder="tensorgpt", num_tuning_cores=1)  # fmt: skip
@@ -53,7 +53,7 @@ def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
     from tvm_tensorgpt.workloads import get_workload
 
     data = tmp_path / "records"
-    ms.tune_tir(get_workload("matmul-128").build(), get_profile("host-sse42-1c").target, str(data / "host-sse42-1c"),
+    ms.tune_tir(get_workload("matmul-128").build(), get_profile("intel-xeon-sse42-1c").target, str(data / "intel-xeon-sse42-1c"),
                 max_trials_global=8, num_trials_per_iter=8, strategy="replay-trace", builder="tensorgpt",
                 num_tuning_cores=1)  # fmt: skip
     out = tmp_path / "ckpt"
@@ -66,7 +66,7 @@ def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
     assert json.loads((out / "training.json").read_text())["epochs_done"] == 2
     net, _ = load_checkpoint(out)
     assert net.config.hidden == 32
-    assert main(["train", "--out", str(tmp_path / "x"), "--data-dir", str(data), "--profiles", "host-avx2-2c"]) == 2
+    assert main(["train", "--out", str(tmp_path / "x"), "--data-dir", str(data), "--profiles", "amd-zen3-avx2-2c"]) == 2
     # bundling: float16 weights, the training history in provenance.json, loads like the source
     assert main(["bundle", str(out), "--out", str(tmp_path / "bundled"), "--note", "test"]) == 0
     provenance = json.loads((tmp_path / "bundled" / "provenance.json").read_text())
@@ -92,10 +92,10 @@ def test_expert_and_router_stages(tmp_path):
         return [Example([1, 3, 7 + tag], [rng.randrange(7, 40) for _ in range(4)] + [2],
                         tuple([float(tag)] * 24), 1.0, tuple([0.5] * 12)) for _ in range(12)]  # fmt: skip
 
-    by_profile = {"host-avx2-1c": examples(0), "host-sse42-1c": examples(1)}
+    by_profile = {"intel-xeon-avx2-1c": examples(0), "intel-xeon-sse42-1c": examples(1)}
     config = TrainConfig(epochs=1, batch=4, threads=1)
     state = train_experts(by_profile, base, tmp_path / "experts", config)
-    assert state["done"] == ["host-avx2-1c", "host-sse42-1c", "router"]
+    assert state["done"] == ["intel-xeon-avx2-1c", "intel-xeon-sse42-1c", "router"]
     net, _ = load_checkpoint(tmp_path / "experts")
     trained_base, _ = load_checkpoint(base)
     base_weights = trained_base.lm.state_dict()
@@ -103,7 +103,7 @@ def test_expert_and_router_stages(tmp_path):
         if "lora_" not in name and "base_layer" not in name and name in base_weights:
             assert torch.equal(value, base_weights[name]), name  # the base stayed frozen
     moved = [n for n, p in net.named_parameters() if "lora_B" in n and p.abs().sum() > 0]
-    assert any(".host-avx2-1c." in n for n in moved) and any(".host-sse42-1c." in n for n in moved)
+    assert any(".intel-xeon-avx2-1c." in n for n in moved) and any(".intel-xeon-sse42-1c." in n for n in moved)
     again = train_experts(by_profile, base, tmp_path / "experts", config)  # finished stages are kept
     assert again["history"] == state["history"]
     # the routing ablations reuse these experts: w/o WA trains a hardware-only router, w/o routing none
@@ -117,7 +117,7 @@ def test_expert_and_router_stages(tmp_path):
         lora = {n: p for n, p in ablated.named_parameters() if "lora_" in n}
         assert lora and all(torch.equal(p, dict(net.named_parameters())[n]) for n, p in lora.items())
     with pytest.raises(ValueError, match="has experts"):
-        train_experts({"host-avx2-1c": examples(0)}, tmp_path / "experts", tmp_path / "bad", config)
+        train_experts({"intel-xeon-avx2-1c": examples(0)}, tmp_path / "experts", tmp_path / "bad", config)
 
 
 def test_continued_training_starts_from_a_checkpoint(tmp_path):
@@ -175,10 +175,10 @@ def test_gpu_validity_labels_train_a_gpu_expert(tmp_path):
     assert len(rows) == 72 and 0 < sum(r["verified"] for r in rows) < 72
     assert main(argv) == 0 and len(_labelled(labels / "rtx4090.jsonl.gz")) == 72  # resumed: nothing twice
     assert main(argv[:3] + ["jetson-orin"] + argv[4:]) == 2
-    assert main(argv[:3] + ["host-avx2-1c"] + argv[4:]) == 2
+    assert main(argv[:3] + ["intel-xeon-avx2-1c"] + argv[4:]) == 2
 
     data = tmp_path / "records"
-    ms.tune_tir(get_workload("matmul-128").build(), get_profile("host-sse42-1c").target, str(data / "host-sse42-1c"),
+    ms.tune_tir(get_workload("matmul-128").build(), get_profile("intel-xeon-sse42-1c").target, str(data / "intel-xeon-sse42-1c"),
                 max_trials_global=8, num_trials_per_iter=8, strategy="replay-trace", builder="tensorgpt",
                 num_tuning_cores=1)  # fmt: skip
     base, experts = tmp_path / "base", tmp_path / "experts"
@@ -188,6 +188,6 @@ def test_gpu_validity_labels_train_a_gpu_expert(tmp_path):
     assert examples and all(e.weight == 1.0 and e.hardware is not None for e in examples)
     assert main(["train", "--stage", "experts", "--base", str(base), "--out", str(experts),
                  "--validity-dir", str(labels), *tiny]) == 0  # fmt: skip
-    assert load_checkpoint(experts)[0].config.experts == ("host-sse42-1c", "rtx4090")
+    assert load_checkpoint(experts)[0].config.experts == ("intel-xeon-sse42-1c", "rtx4090")
     assert main(["train", "--stage", "experts", "--base", str(base), "--out", str(tmp_path / "x"),
                  "--validity-dir", str(tmp_path), *tiny]) == 2  # fmt: skip

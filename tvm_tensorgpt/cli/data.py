@@ -10,7 +10,7 @@ from typing import Any
 
 from ..data.collect import CollectConfig, RemoteDevice, collect
 from ..data.ingest import ingest
-from ..data.split import HELDOUT_HOST, heldout_tasks, training_tasks
+from ..data.split import HELDOUT_HOST, heldout_tasks, is_heldout, training_tasks
 from ..data.stats import data_stats
 from ..hardware import ProfileError, get_profile
 from ..workloads.tasks import Task, get_task, load_tasks
@@ -73,9 +73,9 @@ def run_collect(args: argparse.Namespace) -> int:
     except ProfileError as err:
         raise UsageError(str(err)) from None
     tasks = _select_tasks(args.tasks)
-    if profile.name == HELDOUT_HOST and (args.tasks != "heldout" or "reference" not in args.data_dir):
-        raise UsageError(f"{HELDOUT_HOST} is the held-out profile: only its reference is collected "
-                         "(--tasks heldout --data-dir data/reference)")  # fmt: skip
+    if is_heldout(profile) and (args.tasks != "heldout" or "reference" not in args.data_dir):
+        raise UsageError(f"{profile.name} is held out (machine and ISA of {HELDOUT_HOST}): only its reference "
+                         "is collected (--tasks heldout --data-dir data/reference)")  # fmt: skip
     if min(args.trials, args.chunk) < 1:
         raise UsageError("--trials and --chunk must be at least 1")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -96,8 +96,9 @@ def run_collect(args: argparse.Namespace) -> int:
 
 def run_ingest(args: argparse.Namespace) -> int:
     try:
-        report = ingest(args.work_dir, get_profile(args.profile), args.data_dir)
-    except (ProfileError, FileNotFoundError) as err:
+        report = ingest(args.work_dir, get_profile(args.profile), args.data_dir,
+                        command="tensorgpt " + " ".join(sys.argv[1:]))
+    except (ValueError, FileNotFoundError) as err:
         raise UsageError(str(err)) from None
     print(f"read {report.read} records: {report.ingested} ingested, {report.duplicates} already there")
     for reason, count in report.skipped.items():
@@ -123,8 +124,13 @@ def run_stats(args: argparse.Namespace) -> int:
         print(json.dumps(stats, indent=1))
         return 0
     for name, row in stats["profiles"].items():
-        print(f"{name:16s} {row['records']:7d} records ({row['measured']} measured) over {row['tasks']} tasks")
+        held = " (held out)" if row["heldout"] else ""
+        print(f"{name:20s} {row['records']:7d} records ({row['measured']} measured) over {row['tasks']} tasks, "
+              f"machine {row['machine'] or '?'}{held}")  # fmt: skip
     for name, row in stats.get("reference", {}).items():
-        print(f"{name:16s} {row['records']:7d} reference records over {row['tasks']} held-out tasks")
-    print(f"held-out profile: {stats['heldout_profile']}; held-out tasks: {len(stats['heldout_tasks'])}")
+        print(f"{name:20s} {row['records']:7d} reference records over {row['tasks']} held-out tasks")
+    sources = stats["sources"]
+    print(f"sources: {sources['records']} records, {sources['profiles']} profiles, machines "
+          f"{', '.join(sources['machines']) or 'none'}; held-out profile: {stats['heldout_profile']} (its machine "
+          f"and ISA); held-out tasks: {len(stats['heldout_tasks'])}")  # fmt: skip
     return 0

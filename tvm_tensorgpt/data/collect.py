@@ -30,8 +30,7 @@ from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir.meta_schedule.search_strategy import EvolutionarySearch
 from tvm.target import Target
 
-from ..hardware import HardwareProfile
-from ..hardware.detect import detect_host
+from ..hardware import HardwareProfile, check_this_machine, this_machine
 from ..hardware.runner import local_runner
 from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics, local_builder
 from ..workloads.tasks import Task
@@ -93,6 +92,18 @@ def _valid_json(line: str) -> bool:
     except json.JSONDecodeError:
         return False
     return line.endswith("\n")
+
+
+def read_lines(path: Path) -> list[str]:
+    """The non-empty lines of a database file, or of its ``.json.gz`` copy where it is missing."""
+    packed = path.with_name(path.name + ".gz")
+    if path.exists():
+        text = path.read_text(encoding="utf-8", errors="replace")
+    elif packed.exists():
+        text = gzip.decompress(packed.read_bytes()).decode("utf-8", errors="replace")
+    else:
+        return []
+    return [line for line in text.splitlines() if line.strip()]
 
 
 def unpack(directory: Path) -> None:
@@ -187,6 +198,9 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
     if profile.kind != "cpu" and remote is None:
         raise ValueError(f"{profile.name} is a GPU profile: collect on the device over RPC (--rpc, docs/data.md)")
     directory = Path(data_dir) / profile.name
+    if remote is None:
+        check_this_machine(profile, "collect onto")
+        _check_same_machine(directory)
     database = open_database(directory)
     load_tensor_intrinsics(Target(profile.target))
     counts = records_per_task(database, tasks)
@@ -229,6 +243,19 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
     return counts
 
 
+def _check_same_machine(directory: Path) -> None:
+    """Refuse to add this machine's records to a database another machine measured."""
+    path = directory / "provenance.json"
+    if not path.exists():
+        return
+    here = this_machine()
+    for run in json.loads(path.read_text()).get("runs", []):
+        other = run.get("machine", {}).get("key")
+        if other is not None and other != here.key:
+            raise ValueError(f"{directory} holds records of machine {other}, but this machine is {here.key}: "
+                             "collect into a profile of this machine (nothing was written)")  # fmt: skip
+
+
 def _exhausted(directory: Path) -> set[str]:
     """Tasks whose design space a previous chunk measured out (recorded in provenance.json)."""
     path = directory / "provenance.json"
@@ -239,14 +266,15 @@ def _write_provenance(directory: Path, profile: HardwareProfile, command: str | 
                       before: int, after: int, exhausted: set[str]) -> None:  # fmt: skip
     path = directory / "provenance.json"
     data = json.loads(path.read_text()) if path.exists() else {"profile": profile.name, "runs": []}
-    _, model = detect_host()
+    here = this_machine()
     run = {
         "command": command or " ".join(sys.argv),
         "started": started,
         "updated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "tvm": tvm.__version__,
         "target": profile.target,
-        "machine": {"cpu": model, "cores": os.cpu_count()},
+        "machine": {"key": here.key, "cpu": here.cpu, "family": here.family, "model": here.model,
+                    "cores": os.cpu_count()},
         "records_before": before,
         "records_after": after,
     }
@@ -256,5 +284,6 @@ def _write_provenance(directory: Path, profile: HardwareProfile, command: str | 
     else:
         runs.append(run)
     data["profile_specs"] = profile.raw()
+    data.setdefault("machine", profile.machine)
     data["exhausted"] = sorted(exhausted)
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")

@@ -3,13 +3,18 @@
 The files are read line by line (MetaSchedule's own loader stops at the first bad line); every
 line is checked and either ingested or reported with its reason: not JSON, a workload that does not
 load, a record pointing at a missing workload, a trace that does not parse or does not replay on
-its workload, a record measured for another kind of target than the profile's (foreign). Records
-already in the profile's database are not added again.
+its workload. Records already in the profile's database are not added again. A record measured
+for another target than the profile's (kind, mcpu, cores, GPU arch) refuses the whole ingest before
+anything is written: its latency says nothing about the profile's device. A ``.json.gz`` copy is
+read where the plain file is missing (the form committed data takes); the ingest is appended to the
+profile's ``provenance.json`` with the source's own provenance, if it has one.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +24,7 @@ from tvm.s_tir.meta_schedule.database import TuningRecord, Workload
 
 from ..hardware import HardwareProfile
 from ..tvm_glue import TVM_ERRORS
-from .collect import DB_FILES, open_database, pack
+from .collect import DB_FILES, open_database, pack, read_lines
 
 
 @dataclass
@@ -39,29 +44,34 @@ class IngestReport:
                 "skipped": dict(self.skipped), "first_example": self.examples}  # fmt: skip
 
 
-def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+# The target attributes that make two devices different (a record must agree with its profile's).
+TARGET_KEYS = ("kind", "mcpu", "num-cores", "arch")
 
 
-def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path) -> IngestReport:
+def target_key(target: dict) -> dict:
+    """The attributes of ``target`` that name its device (``TARGET_KEYS``)."""
+    return {k: target.get(k) for k in TARGET_KEYS if target.get(k) is not None}
+
+
+def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path,
+           command: str | None = None) -> IngestReport:  # fmt: skip
+    """Add the valid records of MetaSchedule ``work_dir`` to ``data_dir/<profile>``."""
     work_dir = Path(work_dir)
     workload_path, record_path = (work_dir / name for name in DB_FILES)
-    if not record_path.exists():
+    if not record_path.exists() and not record_path.with_name(record_path.name + ".gz").exists():
         raise FileNotFoundError(f"{work_dir} has no {DB_FILES[1]}: not a MetaSchedule work_dir")
     report = IngestReport()
     workloads: dict[int, tuple[str, Workload] | None] = {}
-    for index, line in enumerate(_lines(workload_path)):
+    for index, line in enumerate(read_lines(workload_path)):
         try:
             raw = json.loads(line)
             workloads[index] = (str(raw[0]), Workload.from_json(raw))
         except Exception:  # noqa: BLE001 - TVM raises many error types on bad input
             workloads[index] = None
             report.skip("workload does not load", f"{workload_path.name}:{index + 1}")
-    directory = Path(data_dir) / profile.name
-    database = open_database(directory)
-    known = _known_keys(directory)
-    target_kind = str(profile.target["kind"])
-    for number, line in enumerate(_lines(record_path), start=1):
+    expected = target_key(profile.target)
+    valid: list[tuple[str, str, TuningRecord, Workload]] = []
+    for number, line in enumerate(read_lines(record_path), start=1):
         where = f"{record_path.name}:{number}"
         report.read += 1
         try:
@@ -79,15 +89,22 @@ def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path)
         except Exception:  # noqa: BLE001
             report.skip("record does not parse", where)
             continue
-        if record.target is None or record.target.kind.name != target_kind:
-            report.skip(f"foreign: measured for another target kind than {target_kind}", where)
-            continue
+        measured = target_key(json.loads(str(record.target))) if record.target is not None else {}
+        if measured != expected:
+            raise ValueError(f"{where} was measured for target {json.dumps(measured)}, but profile {profile.name} "
+                             f"is {json.dumps(expected)}; ingest it onto a profile with that target (nothing "
+                             "was written)")  # fmt: skip
         try:
             record.trace.apply_to_schedule(Schedule(workload.mod), remove_postproc=False)
         except TVM_ERRORS:
             report.skip("trace does not replay on its workload", where)
             continue
-        key = (shash, json.dumps(body[0]))
+        valid.append((shash, json.dumps(body[0]), record, workload))
+    directory = Path(data_dir) / profile.name
+    database = open_database(directory)
+    known = _known_keys(directory)
+    for shash, trace, record, workload in valid:
+        key = (shash, trace)
         if key in known:
             report.duplicates += 1
             continue
@@ -98,14 +115,32 @@ def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path)
         )
         report.ingested += 1
     pack(directory)
+    _record_provenance(directory, profile, work_dir, report, command)
     return report
+
+
+def _record_provenance(directory: Path, profile: HardwareProfile, source: Path, report: IngestReport,
+                       command: str | None) -> None:  # fmt: skip
+    path = directory / "provenance.json"
+    data = json.loads(path.read_text()) if path.exists() else {"profile": profile.name, "runs": []}
+    run = {"command": command or " ".join(sys.argv), "ingested": report.to_dict(), "source": str(source),
+           "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "target": profile.target,
+           "machine": {"key": profile.machine} if profile.machine else {}}  # fmt: skip
+    if (source / "provenance.json").exists():
+        run["source_provenance"] = json.loads((source / "provenance.json").read_text())
+        # tasks the source's collection measured out stay skipped when this profile's grows
+        data["exhausted"] = sorted(set(data.get("exhausted", [])) | set(run["source_provenance"].get("exhausted", [])))
+    data["runs"].append(run)
+    data["profile_specs"] = profile.raw()
+    data.setdefault("machine", profile.machine)
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
 def _known_keys(directory: Path) -> set[tuple[str, str]]:
     """(workload structural hash, trace JSON) of every record already in a database directory."""
-    shashes = [json.loads(line)[0] for line in _lines(directory / DB_FILES[0])]
+    shashes = [json.loads(line)[0] for line in read_lines(directory / DB_FILES[0])]
     keys = set()
-    for line in _lines(directory / DB_FILES[1]):
+    for line in read_lines(directory / DB_FILES[1]):
         index, body = json.loads(line)
         keys.add((str(shashes[index]), json.dumps(body[0])))
     return keys

@@ -2,44 +2,53 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
-from .collect import DB_FILES
-from .split import HELDOUT_HOST, HELDOUT_TASKS
-
-
-def _read_lines(directory: Path, name: str) -> list[str]:
-    plain, packed = directory / name, directory / f"{name}.gz"
-    if plain.exists():
-        text = plain.read_text(encoding="utf-8")
-    elif packed.exists():
-        text = gzip.decompress(packed.read_bytes()).decode("utf-8")
-    else:
-        return []
-    return [line for line in text.splitlines() if line.strip()]
+from ..hardware import ProfileError, get_profile
+from .collect import DB_FILES, read_lines
+from .split import HELDOUT_HOST, HELDOUT_TASKS, is_heldout
 
 
 def data_stats(data_dir: str | Path, reference_dir: str | Path | None = None) -> dict:
-    """``{"profiles": {name: {"records", "measured", "tasks"}}, "heldout_profile", "heldout_tasks",
-    "reference": {...}}``.
+    """``{"profiles": {name: {"records", "measured", "tasks", "machine", "heldout"}}, "sources":
+    {"profiles", "machines", "records"}, "heldout_profile", "heldout_tasks", "reference": {...}}``.
 
     Counted from the database files without loading TVM objects (fast on large databases);
-    ``measured`` are records with a latency, ``tasks`` the workloads that have records. The
-    held-out profile's reference (``reference_dir``) is reported apart from the training data.
+    ``measured`` are records with a latency, ``tasks`` the workloads that have records, ``machine``
+    the physical machine that measured them. ``sources`` sums the profiles that are not held out
+    (the training data). The held-out profile's reference (``reference_dir``) is reported apart.
     """
-    out = {"profiles": _count(Path(data_dir)), "heldout_profile": HELDOUT_HOST, "heldout_tasks": list(HELDOUT_TASKS)}
+    profiles = _count(Path(data_dir))
+    sources = {name: row for name, row in profiles.items() if not row["heldout"]}
+    out = {"profiles": profiles, "heldout_profile": HELDOUT_HOST, "heldout_tasks": list(HELDOUT_TASKS),
+           "sources": {"profiles": len(sources), "records": sum(r["records"] for r in sources.values()),
+                       "machines": sorted({r["machine"] for r in sources.values() if r["machine"]})}}  # fmt: skip
     if reference_dir is not None:
         out["reference"] = _count(Path(reference_dir))
     return out
 
 
+def _machine(directory: Path) -> str:
+    """The machine that measured a profile's records: its provenance, else the registry's profile."""
+    path = directory / "provenance.json"
+    try:
+        recorded = json.loads(path.read_text()).get("machine", "") if path.exists() else ""
+    except (OSError, ValueError):
+        recorded = ""
+    if recorded:
+        return str(recorded)
+    try:
+        return get_profile(directory.name).machine
+    except ProfileError:
+        return ""
+
+
 def _count(root: Path) -> dict:
     profiles = {}
     for directory in sorted(p for p in root.iterdir() if p.is_dir()) if root.exists() else []:
-        records = _read_lines(directory, DB_FILES[1])
-        if not records and not _read_lines(directory, DB_FILES[0]):
+        records = read_lines(directory / DB_FILES[1])
+        if not records and not read_lines(directory / DB_FILES[0]):
             continue
         workloads, measured = set(), 0
         for line in records:
@@ -50,5 +59,6 @@ def _count(root: Path) -> dict:
             workloads.add(index)
             run_secs = body[1] if len(body) > 1 else None
             measured += bool(run_secs)
-        profiles[directory.name] = {"records": len(records), "measured": measured, "tasks": len(workloads)}
+        profiles[directory.name] = {"records": len(records), "measured": measured, "tasks": len(workloads),
+                                    "machine": _machine(directory), "heldout": is_heldout(directory.name)}  # fmt: skip
     return profiles

@@ -48,6 +48,15 @@ def _cpuinfo() -> dict[str, str]:
     return out
 
 
+def cpu_identity() -> tuple[str, int, int]:
+    """(vendor, family, model) of this CPU: what tells two physical machines apart."""
+    info = _cpuinfo()
+    try:
+        return info.get("vendor_id", platform.machine()), int(info.get("cpu family", 0)), int(info.get("model", 0))
+    except ValueError:  # e.g. ARM's "model" lines are not numbers
+        return info.get("vendor_id", platform.machine()), 0, 0
+
+
 def _cache_kb(level: int, kind: str) -> tuple[float, int]:
     """(size in KB, number of CPUs sharing it) of cpu0's cache at ``level``."""
     base = Path("/sys/devices/system/cpu/cpu0/cache")

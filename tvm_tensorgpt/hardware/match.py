@@ -8,16 +8,18 @@ from typing import Any
 
 from ..tvm_glue import TargetLike, parse_target
 from .detect import host_variant, x86_vector_bytes
-from .profile import CUDA_LIMITS, CPUSpecs, GPUSpecs, HardwareProfile, ProfileError
+from .machine import this_machine
+from .profile import CUDA_LIMITS, GPUSpecs, HardwareProfile, ProfileError
 from .registry import all_profiles
 
 
 def profile_from_target(target: TargetLike, known: list[HardwareProfile] | None = None) -> HardwareProfile:
     """The profile a tuning for ``target`` should use.
 
-    llvm: a registry profile with the same mcpu (its core count taken from the target), else this
-    machine's CPU restricted to the target's vector width and cores when the mcpu is an x86 name
-    LLVM knows. cuda: the registry GPU with the target's arch, its limits taken from the target.
+    llvm: a registry profile with the same mcpu and cores (this machine's first: a target is tuned
+    where it runs), else a published CPU with that mcpu (its core count taken from the target),
+    else this machine's CPU restricted to the target's vector width and cores when the mcpu is an
+    x86 name LLVM knows. cuda: the registry GPU with the target's arch, its limits taken from the target.
     """
     given = json.loads(target) if isinstance(target, str) and target.strip().startswith("{") else target
     if isinstance(given, dict) and given.get("kind") == "cuda" and not given.get("arch"):
@@ -38,15 +40,16 @@ def profile_from_target(target: TargetLike, known: list[HardwareProfile] | None 
                 (cores is None or p.target.get("num-cores") == cores):  # fmt: skip
             return p
     for p in cpus:
-        if p.target.get("mcpu") == mcpu and not mattr and not p.name.startswith("host"):
+        if p.target.get("mcpu") == mcpu and not mattr and not p.machine:
             specs = dataclasses.replace(p.specs, cores=int(cores or p.specs.cores))  # type: ignore[arg-type]
             return dataclasses.replace(p, name=f"{p.name}-{specs.cores}c", target=data, specs=specs)
     width = x86_vector_bytes(mcpu, mattr)
-    host = next((p for p in cpus if p.name == "host"), None)
-    if width is not None and host is not None:
-        base: CPUSpecs = host.specs  # type: ignore[assignment]
+    machine = this_machine()
+    if width is not None and machine.specs.isa == "x86_64":
+        base = machine.specs
         specs = host_variant(base, min(width, base.simd_bytes), int(cores or base.cores))
-        return HardwareProfile(f"host-{mcpu}-{specs.cores}c", "cpu", data, specs, sources=host.sources)
+        return HardwareProfile(f"{machine.key}-{mcpu}-{specs.cores}c", "cpu", data, specs,
+                               sources=machine.native().sources, machine=machine.key)  # fmt: skip
     names = ", ".join(sorted({str(p.target.get("mcpu")) for p in cpus}))
     raise ProfileError(
         f"no hardware profile for llvm target with mcpu={mcpu!r}: known CPUs have mcpu {names}, and x86 "

@@ -85,6 +85,7 @@ class HardwareProfile:
     edge: bool = False  # embedded / mobile part
     hpc: bool = False  # data-centre GPU
     sources: dict[str, str] = field(default_factory=dict, compare=False)  # fields -> document
+    machine: str = ""  # the physical machine that measures it (hardware.machine); "" for published devices
 
     def __post_init__(self) -> None:
         if self.kind not in ("cpu", "gpu"):
@@ -112,8 +113,9 @@ class HardwareProfile:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "edge": self.edge, "hpc": self.hpc,
-                "target": self.target, "specs": self.raw(), "sources": self.sources}  # fmt: skip
+        out = {"name": self.name, "kind": self.kind, "edge": self.edge, "hpc": self.hpc,
+               "target": self.target, "specs": self.raw(), "sources": self.sources}  # fmt: skip
+        return out | ({"machine": self.machine} if self.machine else {})
 
 
 def validate_specs(name: str, specs: Specs) -> None:
@@ -212,6 +214,7 @@ def profile_from_dict(data: dict[str, Any]) -> HardwareProfile:
         edge=bool(data.get("edge", False)),
         hpc=bool(data.get("hpc", False)),
         sources={str(k): str(v) for k, v in dict(data.get("sources", {})).items()},
+        machine=str(data.get("machine", "")),
     )
 
 

@@ -1,26 +1,23 @@
-"""The device registry: published devices (data/devices.json) and this machine's host profiles.
+"""The device registry: published devices (data/devices.json) and the host profiles of machines.
 
-Host profiles are the devices this project can measure for real on one x86 box: this CPU as
-detected (``host``) and variants of it that differ in vector ISA (SSE4.2 via LLVM's ``nehalem``,
-AVX2 via ``core-avx2``) and in cores (1 or 2, enforced in the runner too, see runner.py). Only
-variants the machine can run are listed (``data.split`` says which one is held out).
+Host profiles are devices this project measures for real: each physical machine (``machine.py``)
+under a few vector ISAs and core counts (enforced in the runner too, see runner.py). This
+machine's profiles come first, then those of the other machines that measured committed records
+(``data/machines.json``). ``host`` names this machine's native profile (``data.split`` says which
+profiles are held out).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 
-from ..tvm_glue import host_target
-from .detect import detect_host, host_variant
+from .machine import HOST, recorded_machines, this_machine
 from .profile import HardwareProfile, ProfileError, profile_from_dict
 from .vector import Standardizer
-
-_HOST_VARIANTS = (("sse42", "nehalem", 16), ("avx2", "core-avx2", 32))
-_HOST_SOURCE = {"specs": "detected from /proc/cpuinfo and /sys/devices/system/cpu; mem_bw_gbs measured "
-                         "(numpy copy, single stream); fma_units assumed from the vector ISA"}  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -31,32 +28,35 @@ def published_profiles() -> tuple[HardwareProfile, ...]:
 
 @lru_cache(maxsize=1)
 def host_profiles() -> tuple[HardwareProfile, ...]:
-    specs, model = detect_host()
-    sources = {**_HOST_SOURCE, "model": model}
-    out = [HardwareProfile("host", "cpu", host_target(specs.cores), specs, sources=sources)]
-    if specs.isa != "x86_64":
-        return tuple(out)
-    for label, mcpu, width in _HOST_VARIANTS:
-        if width > specs.simd_bytes:
-            continue
-        for cores in sorted({1, min(2, specs.cores)}):
-            variant = host_variant(specs, width, cores)
-            target = {"kind": "llvm", "mcpu": mcpu, "num-cores": cores}
-            out.append(HardwareProfile(f"host-{label}-{cores}c", "cpu", target, variant, sources=sources))
-    return tuple(out)
+    """This machine's profiles (those it can measure)."""
+    return tuple(this_machine().profiles())
+
+
+@lru_cache(maxsize=1)
+def recorded_profiles() -> tuple[HardwareProfile, ...]:
+    """The profiles of the other machines that measured committed records (not measurable here)."""
+    here = this_machine().key
+    return tuple(p for m in recorded_machines() if m.key != here for p in m.profiles())
 
 
 def all_profiles() -> list[HardwareProfile]:
-    return [*published_profiles(), *host_profiles()]
+    return [*published_profiles(), *host_profiles(), *recorded_profiles()]
 
 
 def get_profile(name: str) -> HardwareProfile:
+    if name == HOST:
+        return this_machine().native()
     profiles = {p.name: p for p in all_profiles()}
     if name in profiles:
         return profiles[name]
+    if re.fullmatch(r"host-(sse42|avx2)-\d+c", name):
+        here = [p.name for p in host_profiles()]
+        raise ProfileError(f"profile {name!r} no longer exists: host profiles name the machine that measures "
+                           f"them; this machine's are {', '.join(here)} (records of the old host-* profiles "
+                           "were measured on intel-xeon)")  # fmt: skip
     close = difflib.get_close_matches(name, profiles, n=3, cutoff=0.4)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
-    raise ProfileError(f"unknown device {name!r}.{hint} Known devices: {', '.join(profiles)}")
+    raise ProfileError(f"unknown device {name!r}.{hint} Known devices: {HOST}, {', '.join(profiles)}")
 
 
 def universe_standardizer() -> Standardizer:

@@ -25,7 +25,7 @@ from tvm.target import Target
 
 from ..costmodel import Pretrained, candidate_features
 from ..data.collect import open_database
-from ..data.split import HELDOUT_HOST, check_not_heldout, heldout_tasks
+from ..data.split import check_not_heldout, heldout_tasks, is_heldout
 from ..hardware import HardwareProfile, Standardizer, get_profile, universe_standardizer
 from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics, mean_latency
 from ..workloads.tasks import load_tasks
@@ -100,7 +100,7 @@ def train_cost_model(data_dir: str | Path, out: str | Path, config: CostModelCon
     import xgboost as xgb  # start-up cost: only when training
 
     root = Path(data_dir)
-    names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != HELDOUT_HOST)
+    names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and not is_heldout(p.name))
     standardizer = universe_standardizer()
     exclude = [t.mod for t in heldout_tasks()]
     groups: list[Group] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from ..data.collect import open_database
-from ..data.split import HELDOUT_HOST, check_not_heldout, heldout_tasks
+from ..data.split import check_not_heldout, heldout_tasks, is_heldout
 from ..hardware import get_profile, universe_standardizer
 from ..model import Example, ModelConfig, TensorGPTNetwork, collate
 from ..model.checkpoint import WEIGHTS_FILE, load_checkpoint, save_checkpoint
@@ -49,7 +49,7 @@ def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] 
     exclude = [t.mod for t in heldout_tasks()]
     out: dict[str, list[Example]] = {}
     root = Path(data_dir)
-    names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != HELDOUT_HOST)
+    names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and not is_heldout(p.name))
     for name in names:
         check_not_heldout(name)
         profile = get_profile(name)
