@@ -237,3 +237,27 @@ def test_tune_context_accepts_the_names(llvm_target):
     # the clone carries the target's resolved rules, so any strategy can use this space
     assert context.space_generator.postprocs is not None and len(context.space_generator.postprocs) > 0
     assert context.space_generator.mutator_probs is not None
+
+
+def test_resume_and_summary_are_keyed_by_workload_and_target(tmp_path):
+    """One work_dir, two targets and two workloads: each tune counts and reports only its own
+    (workload, target) records, and a last line cut by a kill does not stop a resume."""
+    from conftest import HERE_SSE_1C
+
+    from tvm_tensorgpt.hardware import get_profile
+    from tvm_tensorgpt.plugin.tune import tune_module
+
+    work_dir = str(tmp_path / "w")
+    matmul, norm = get_workload("matmul-128").build(), get_workload("layernorm-bert").build()
+    avx2, sse = get_profile(HERE_SSE_1C.replace("sse42", "avx2")), get_profile(HERE_SSE_1C)
+    first = tune_module(matmul, avx2, work_dir, trials=4, per_round=4, generator="prior")
+    assert first.trials == 4 and first.best_us is not None
+    other_target = tune_module(matmul, sse, work_dir, trials=4, per_round=4, generator="prior")
+    assert other_target.trials == 4 and other_target.extra["ran"] == 4  # measured anew, not resumed
+    other_workload = tune_module(norm, avx2, work_dir, trials=4, per_round=4, generator="prior")
+    assert other_workload.trials == 4 and set(other_workload.tasks) == {"main"}
+    assert other_workload.best_us != first.best_us  # the layer norm's own latency, not the matmul's
+    with open(tmp_path / "w" / "database_tuning_record.json", "a") as f:
+        f.write('[0, [[["GetSBlock"')  # a write cut by a kill
+    resumed = tune_module(matmul, avx2, work_dir, trials=8, per_round=4, generator="prior")
+    assert resumed.trials == 8 and resumed.extra["ran"] == 4 and resumed.best_us <= first.best_us

@@ -32,12 +32,10 @@ from tvm.target import Target
 
 from ..hardware import HardwareProfile, check_this_machine, this_machine
 from ..hardware.runner import local_runner
-from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics, local_builder
+from ..tvm_glue import DB_FILES, TVM_ERRORS, load_tensor_intrinsics, local_builder, repair_database
 from ..workloads.tasks import Task
 
 logger = logging.getLogger(__name__)
-
-DB_FILES = ("database_workload.json", "database_tuning_record.json")
 
 
 @dataclass(frozen=True)
@@ -64,34 +62,6 @@ class CollectConfig:
     population: int = 256  # evolutionary population (TVM's default 2048 costs minutes per round here)
     seed: int = 0
     max_records: int | None = None  # stop once the selected tasks hold this many records in total
-
-
-def repair_database(directory: Path) -> int:
-    """Drop trailing lines that are not valid JSON (a write cut by kill -9). Returns lines dropped."""
-    dropped = 0
-    for name in DB_FILES:
-        path = directory / name
-        if not path.exists():
-            continue
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        keep = len(lines)
-        while keep and not _valid_json(lines[keep - 1]):
-            keep -= 1
-        if keep != len(lines):
-            dropped += len(lines) - keep
-            path.write_text("".join(lines[:keep]), encoding="utf-8")
-            logger.warning("%s: dropped %d cut-off line(s) left by an interrupted write", path, len(lines) - keep)
-    return dropped
-
-
-def _valid_json(line: str) -> bool:
-    if not line.strip():
-        return False
-    try:
-        json.loads(line)
-    except json.JSONDecodeError:
-        return False
-    return line.endswith("\n")
 
 
 def read_lines(path: Path) -> list[str]:

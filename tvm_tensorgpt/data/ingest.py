@@ -23,8 +23,8 @@ from tvm.s_tir import Schedule
 from tvm.s_tir.meta_schedule.database import TuningRecord, Workload
 
 from ..hardware import HardwareProfile
-from ..tvm_glue import TVM_ERRORS
-from .collect import DB_FILES, open_database, pack, read_lines
+from ..tvm_glue import DB_FILES, TVM_ERRORS, device_key
+from .collect import open_database, pack, read_lines
 
 
 @dataclass
@@ -44,15 +44,6 @@ class IngestReport:
                 "skipped": dict(self.skipped), "first_example": self.examples}  # fmt: skip
 
 
-# The target attributes that make two devices different (a record must agree with its profile's).
-TARGET_KEYS = ("kind", "mcpu", "num-cores", "arch")
-
-
-def target_key(target: dict) -> dict:
-    """The attributes of ``target`` that name its device (``TARGET_KEYS``)."""
-    return {k: target.get(k) for k in TARGET_KEYS if target.get(k) is not None}
-
-
 def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path,
            command: str | None = None) -> IngestReport:  # fmt: skip
     """Add the valid records of MetaSchedule ``work_dir`` to ``data_dir/<profile>``."""
@@ -69,7 +60,7 @@ def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path,
         except Exception:  # noqa: BLE001 - TVM raises many error types on bad input
             workloads[index] = None
             report.skip("workload does not load", f"{workload_path.name}:{index + 1}")
-    expected = target_key(profile.target)
+    expected = device_key(profile.target)
     valid: list[tuple[str, str, TuningRecord, Workload]] = []
     for number, line in enumerate(read_lines(record_path), start=1):
         where = f"{record_path.name}:{number}"
@@ -89,7 +80,7 @@ def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path,
         except Exception:  # noqa: BLE001
             report.skip("record does not parse", where)
             continue
-        measured = target_key(json.loads(str(record.target))) if record.target is not None else {}
+        measured = device_key(record.target)
         if measured != expected:
             raise ValueError(f"{where} was measured for target {json.dumps(measured)}, but profile {profile.name} "
                              f"is {json.dumps(expected)}; ingest it onto a profile with that target (nothing "

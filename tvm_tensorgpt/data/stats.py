@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from ..hardware import ProfileError, get_profile
-from .collect import DB_FILES, read_lines
+from ..tvm_glue import DB_FILES
+from .collect import read_lines
 from .split import HELDOUT_HOST, HELDOUT_TASKS, is_heldout
 
 

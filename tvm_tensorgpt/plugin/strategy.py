@@ -33,7 +33,7 @@ from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchSt
 
 from ..generators import Generator, MixtureGenerator, PriorGenerator, Proposal, resolve_generator
 from ..language import Decision, Sketch
-from ..tvm_glue import TVM_ERRORS, mean_latency, resolved_mutators, resolved_postprocs
+from ..tvm_glue import TVM_ERRORS, device_key, mean_latency, resolved_mutators, resolved_postprocs, same_device
 
 if TYPE_CHECKING:
     from tvm.s_tir.meta_schedule import TuneContext
@@ -336,8 +336,12 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         if not database.has_workload(context.mod):
             return
         workload = database.commit_workload(context.mod)
+        foreign = 0
         for record in database.get_all_tuning_records():
             if not tvm_ffi.structural_equal(record.workload.mod, workload.mod):
+                continue
+            if not same_device(record.target, context.target):
+                foreign += 1  # measured for another device: neither a finished trial nor a latency here
                 continue
             sch = self._replay(context, record.trace)
             if sch is None:
@@ -346,6 +350,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             state.measured.append(_Measured(None, record.trace, mean_latency(record.run_secs)))
         state.trials = min(len(state.keys), state.max_trials)
         stats.resumed_records = len(state.keys)
+        if foreign:
+            self._log(logging.WARNING, "TensorGPT: %d record(s) of this workload were measured for another target "
+                      "than %s; not resuming from them", foreign, json.dumps(device_key(context.target)))  # fmt: skip
         if state.keys:
             self._log(logging.INFO, "TensorGPT: resuming, %d records already in the database", len(state.keys))
 

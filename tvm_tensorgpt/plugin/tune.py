@@ -8,6 +8,7 @@ a summary (trials, candidate validity, best latency, wall time) at the end.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -23,8 +24,19 @@ from tvm.target import Target
 
 from ..hardware import HardwareProfile
 from ..hardware.runner import local_runner
-from ..tvm_glue import TargetLike, load_tensor_intrinsics, local_builder, parse_target
+from ..tvm_glue import (
+    TargetLike,
+    device_key,
+    load_tensor_intrinsics,
+    local_builder,
+    mean_latency,
+    parse_target,
+    repair_database,
+    same_device,
+)
 from .strategy import TensorGPTSearchStrategy, TuningStats
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -68,23 +80,28 @@ def _cores(target: Target) -> int:
 
 
 def _summarise(
-    database: ms.database.Database, workloads: dict[str, IRModule]
+    database: ms.database.Database, workloads: dict[str, IRModule], target: Target
 ) -> tuple[int, int, dict[str, float | None]]:
-    """(records, records with a measured latency, best latency in us per named workload)."""
+    """(records, records with a measured latency, best latency in us per named workload), over the
+    records of these workloads on this device only: a work_dir may hold other targets' or other
+    workloads' records, which say nothing about this tuning (they are logged, once)."""
     best: dict[str, float | None] = dict.fromkeys(workloads)
-    total = valid = 0
+    total = valid = foreign = 0
     for record in database.get_all_tuning_records():
+        name = next((n for n, m in workloads.items() if tvm_ffi.structural_equal(record.workload.mod, m)), None)
+        if name is None or not same_device(record.target, target):
+            foreign += 1
+            continue
         total += 1
         if record.run_secs is None or len(record.run_secs) == 0:
             continue
         valid += 1
-        latency = float(np.mean([float(s) for s in record.run_secs])) * 1e6
-        name = next(
-            (n for n, m in workloads.items() if tvm_ffi.structural_equal(record.workload.mod, m)),
-            "other",
-        )
-        if best.get(name) is None or latency < best[name]:  # type: ignore[operator]
+        latency = mean_latency(record.run_secs) * 1e6
+        if best[name] is None or latency < best[name]:  # type: ignore[operator]
             best[name] = latency
+    if foreign:
+        logger.warning("TensorGPT: %d record(s) in the work_dir are of another workload or target (%s); they "
+                       "are not counted", foreign, json.dumps(device_key(target)))  # fmt: skip
     return total, valid, best
 
 
@@ -103,6 +120,7 @@ def _tune(
     """Run ``run(**MetaSchedule keyword arguments)`` with the plugin's defaults and summarise it."""
     target, runner, profile = _resolve(where)
     load_tensor_intrinsics(target)
+    repair_database(work_dir)  # a kill may have cut the last line; MetaSchedule cannot load that
     stats = TuningStats()
     search = TensorGPTSearchStrategy(generator, stats=stats) if strategy == "tensorgpt" else strategy
     start = time.perf_counter()
@@ -119,7 +137,7 @@ def _tune(
         seed=seed,
     )
     wall = time.perf_counter() - start
-    total, valid, best = _summarise(database, workloads)
+    total, valid, best = _summarise(database, workloads, target)
     totals = stats.total()
     latencies = [v for v in best.values() if v is not None]
     extra: dict[str, Any] = {"cost_model": cost_model or default_cost_model(strategy)}
