@@ -93,3 +93,31 @@ def test_devices_show_and_unknown(capsys):
     assert "HW_GPU_EDGE" in out and "flop_per_byte" in out and "Jetson AGX Orin" in out
     assert main(["devices", "show", "jetson-oriin"]) == 2
     assert "Did you mean jetson-orin" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_after_the_batch_and_says_how_to_resume(tmp_path):
+    """SIGINT to the whole process group (a terminal's Ctrl-C) during `tune`: the batch being
+    measured is written, the summary and one line on resuming are printed, exit code 130, no
+    traceback; running the same command again resumes from the kept records."""
+    import os
+    import signal
+    import time
+
+    from conftest import record_lines
+
+    command = [sys.executable, "-m", "tvm_tensorgpt", "tune", "--workload", "matmul-128", "--trials", "64",
+               "--per-round", "4", "--work-dir", str(tmp_path), "--generator", "prior"]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.time() + 300
+    while len(record_lines(tmp_path)) < 4 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    kept = record_lines(tmp_path)
+    assert proc.returncode == 130 and "Traceback" not in err, err[-2000:]
+    assert f"interrupted; {len(kept)} records are kept in {tmp_path}" in err and 4 <= len(kept) < 64
+    assert f"trials: {len(kept)}" in out
+    resumed = subprocess.run(command[:7] + [str(len(kept) + 4)] + command[8:] + ["--json"], capture_output=True,
+                             text=True, timeout=600)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(resumed.stdout)["trials"] == len(kept) + 4 and record_lines(tmp_path)[: len(kept)] == kept

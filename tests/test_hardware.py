@@ -148,7 +148,7 @@ def test_host_detection_reads_the_os():
     [
         ({"kind": "cuda"}, 'no "arch"'),
         ({"kind": "cuda", "arch": "sm_99"}, "no GPU profile for arch 'sm_99'"),
-        ({"kind": "llvm", "mcpu": "apple-m1"}, "no hardware profile for llvm target with mcpu='apple-m1'"),
+        ({"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "apple-m1"}, "no hardware profile for llvm target with mcpu='apple-m1'"),
         ({"kind": "c"}, "llvm (CPU) and cuda (GPU) are supported"),
     ],
 )

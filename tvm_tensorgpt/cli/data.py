@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..data.collect import CollectConfig, RemoteDevice, collect
@@ -14,7 +15,7 @@ from ..data.split import HELDOUT_HOST, heldout_tasks, is_heldout, training_tasks
 from ..data.stats import data_stats
 from ..hardware import ProfileError, get_profile
 from ..workloads.tasks import Task, get_task, load_tasks
-from .usage import UsageError
+from .usage import UsageError, check_positive, check_seed, check_writable_dir
 
 
 def add_parsers(sub: Any) -> None:
@@ -76,8 +77,10 @@ def run_collect(args: argparse.Namespace) -> int:
     if is_heldout(profile) and (args.tasks != "heldout" or "reference" not in args.data_dir):
         raise UsageError(f"{profile.name} is held out (machine and ISA of {HELDOUT_HOST}): only its reference "
                          "is collected (--tasks heldout --data-dir data/reference)")  # fmt: skip
-    if min(args.trials, args.chunk) < 1:
-        raise UsageError("--trials and --chunk must be at least 1")
+    check_positive(args.trials, "--trials")
+    check_positive(args.chunk, "--chunk")
+    check_seed(args.seed)
+    check_writable_dir(args.data_dir, "--data-dir")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     config = CollectConfig(trials=args.trials, chunk=args.chunk, population=args.population,
                            seed=args.seed, max_records=args.max_records)  # fmt: skip
@@ -119,6 +122,9 @@ def run_validity(args: argparse.Namespace) -> int:
 
 
 def run_stats(args: argparse.Namespace) -> int:
+    if not Path(args.data_dir).is_dir():
+        raise UsageError(f"--data-dir {args.data_dir} is not a folder (data stats reads <data-dir>/<profile>/ "
+                         "databases, e.g. data/records)")  # fmt: skip
     stats = data_stats(args.data_dir, args.reference_dir)
     if args.json:
         print(json.dumps(stats, indent=1))

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..hardware import DIMENSIONS, HardwareProfile, ProfileError, all_profiles, get_profile, load_profile_file, raw_vector
+from ..hardware import DIMENSIONS, HardwareProfile, ProfileError, all_profiles, get_profile, raw_vector
+from ..hardware.registry import load_device_file
 from ..hardware.vector import Standardizer, cosine_similarity
 from .usage import UsageError
 
@@ -27,7 +28,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        extra = [load_profile_file(path) for path in args.file]
+        extra: list[HardwareProfile] = []
+        for path in args.file:
+            extra.append(load_device_file(path, tuple(p.name for p in extra)))
         profiles = all_profiles() + extra
         standardize = Standardizer.fit(profiles)
         if args.devices_command == "show":

@@ -9,9 +9,10 @@ import argparse
 import datetime
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
-from .usage import UsageError
+from .usage import UsageError, check_positive, check_seed, check_writable_dir
 
 
 def add_parsers(sub: Any) -> None:
@@ -46,6 +47,14 @@ def add_parsers(sub: Any) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    for option in ("epochs", "batch", "threads", "hidden", "layers"):
+        check_positive(getattr(args, option), f"--{option}")
+    if not args.lr > 0 or args.lr != args.lr:
+        raise UsageError(f"--lr must be a positive number, not {args.lr}")
+    check_seed(args.seed)
+    check_writable_dir(args.out, "--out")
+    if not Path(args.data_dir).is_dir():
+        raise UsageError(f"--data-dir {args.data_dir} is not a folder of profile databases (e.g. data/records)")
     # torch: see the module docstring
     from ..model.checkpoint import read_config
     from ..model.config import EXPERT_VARIANTS, variant_config

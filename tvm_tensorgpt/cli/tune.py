@@ -5,17 +5,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import signal
 import sys
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ..generators import GENERATOR_NAMES
-from ..hardware import get_profile
+from ..hardware import ProfileError, get_profile
 from ..plugin.registration import COST_MODELS, STRATEGIES
+from ..plugin.strategy import STOP
 from ..plugin.tune import tune_model, tune_module
 from ..tvm_glue import TargetError, parse_target
 from ..workloads import get_workload
-from .usage import UsageError
+from .usage import UsageError, check_positive, check_seed, check_writable_dir
 
 
 def add_parser(sub: Any) -> None:
@@ -52,8 +57,39 @@ def run(args: argparse.Namespace) -> int:
             summary = _tune(args)
         print(json.dumps(summary))
     else:
-        _print_summary(_tune(args))
+        summary = _tune(args)
+        _print_summary(summary)
+    if STOP.is_set():
+        print(f"tensorgpt: interrupted; {summary['trials']} records are kept in {summary['work_dir']}: run the same "
+              f"command with --work-dir {summary['work_dir']} to resume", file=sys.stderr)  # fmt: skip
+        return 130
     return 0
+
+
+@contextlib.contextmanager
+def _stop_on_sigint(graceful: bool, work_dir: str) -> Iterator[None]:
+    """Ctrl-C during a tune: with TensorGPT's strategy, the first stops after the batch being
+    measured (``STOP``) and the tune returns its summary; a second one, or any with a stock strategy
+    (which cannot stop early), ends the process at once with one line. MetaSchedule appends each
+    record as it is measured, and a cut last line is repaired on resume, so nothing measured is lost."""
+
+    def abort(*_: Any) -> None:
+        print(f"tensorgpt: aborted; the records measured so far are kept in {work_dir}: run the same command "
+              f"with --work-dir {work_dir} to resume", file=sys.stderr, flush=True)  # fmt: skip
+        os._exit(130)
+
+    def stop(*_: Any) -> None:
+        STOP.set()
+        print("tensorgpt: stopping after the batch being measured (Ctrl-C again to abort)", file=sys.stderr,
+              flush=True)  # fmt: skip
+        signal.signal(signal.SIGINT, abort)
+
+    STOP.clear()
+    previous = signal.signal(signal.SIGINT, stop if graceful else abort)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _tune(args: argparse.Namespace) -> dict:
@@ -61,10 +97,14 @@ def _tune(args: argparse.Namespace) -> dict:
     from ..model.checkpoint import CheckpointError
     from ..workloads.models import get_model
 
-    if args.trials < 1:
-        raise UsageError("--trials must be at least 1")
-    if args.per_round < 1:
-        raise UsageError("--per-round must be at least 1")
+    check_positive(args.trials, "--trials")
+    check_positive(args.per_round, "--per-round")
+    check_seed(args.seed)
+    if args.work_dir:
+        check_writable_dir(args.work_dir, "--work-dir")
+    if args.generator not in GENERATOR_NAMES and not Path(args.generator).is_dir():
+        raise UsageError(f"--generator {args.generator!r} is neither {' nor '.join(GENERATOR_NAMES)} nor a checkpoint "
+                         "folder (one written by `tensorgpt train` or `tensorgpt bundle`)")  # fmt: skip
     try:
         target = get_profile(args.profile) if args.profile else parse_target(args.target)
         mod = get_workload(args.workload).build() if args.workload else get_model(args.model)
@@ -75,8 +115,9 @@ def _tune(args: argparse.Namespace) -> dict:
                   per_round=args.per_round, seed=args.seed, generator=args.generator,
                   cost_model=args.cost_model)  # fmt: skip
     try:
-        result = tune_module(mod, **common) if args.workload else tune_model(args.model, **common)
-    except CheckpointError as err:
+        with _stop_on_sigint(args.strategy == "tensorgpt", work_dir):
+            result = tune_module(mod, **common) if args.workload else tune_model(args.model, **common)
+    except (CheckpointError, TargetError, ProfileError) as err:
         raise UsageError(str(err)) from None
     return result.to_dict()
 

@@ -5,6 +5,7 @@ from .machine import HOST, Machine, check_this_machine, machine_of, recorded_mac
 from .match import profile_from_target
 from .profile import CPUSpecs, GPUSpecs, HardwareProfile, ProfileError, load_profile_file, profile_from_dict
 from .registry import (
+    add_device_file,
     all_profiles,
     get_profile,
     host_profiles,
@@ -16,6 +17,7 @@ from .vector import DIMENSIONS, VECTOR_DIM, Standardizer, raw_vector
 
 __all__ = [
     "HOST",
+    "add_device_file",
     "Machine",
     "check_this_machine",
     "machine_of",

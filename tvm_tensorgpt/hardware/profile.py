@@ -94,6 +94,10 @@ class HardwareProfile:
         if not isinstance(self.specs, expected):
             raise ProfileError(f"profile {self.name!r}: a {self.kind} profile needs {expected.__name__}")
         validate_specs(self.name, self.specs)
+        cores = self.target.get("num-cores")
+        if isinstance(self.specs, CPUSpecs) and cores is not None and cores != self.specs.cores:
+            raise ProfileError(f"profile {self.name!r}: the target's num-cores ({cores}) and specs.cores "
+                               f"({self.specs.cores}) disagree; make them the same")  # fmt: skip
         if isinstance(self.specs, GPUSpecs):
             check_gpu_target(self.name, self.target, self.specs)
 

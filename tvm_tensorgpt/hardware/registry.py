@@ -14,9 +14,10 @@ import json
 import re
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 from .machine import HOST, recorded_machines, this_machine
-from .profile import HardwareProfile, ProfileError, profile_from_dict
+from .profile import HardwareProfile, ProfileError, load_profile_file, profile_from_dict
 from .vector import Standardizer
 
 
@@ -39,8 +40,29 @@ def recorded_profiles() -> tuple[HardwareProfile, ...]:
     return tuple(p for m in recorded_machines() if m.key != here for p in m.profiles())
 
 
+# Devices a user described in files (``add_device_file``), by name.
+_USER: dict[str, HardwareProfile] = {}
+
+
+def add_device_file(path: str | Path) -> HardwareProfile:
+    """Load a device description (JSON/TOML) so that its name works wherever a profile name does.
+    A name that is taken (a built-in device, ``host``, or a file loaded before) is refused."""
+    profile = load_device_file(path)
+    _USER[profile.name] = profile
+    return profile
+
+
+def load_device_file(path: str | Path, also_taken: tuple[str, ...] = ()) -> HardwareProfile:
+    """A device file's profile, refused when its name is taken (registry, ``host``, ``also_taken``)."""
+    profile = load_profile_file(path)
+    if profile.name in {HOST, *also_taken} or profile.name in {p.name for p in all_profiles()}:
+        raise ProfileError(f"{path}: device name {profile.name!r} is already taken (a built-in device or a file "
+                           "loaded before); give the device its own name")  # fmt: skip
+    return profile
+
+
 def all_profiles() -> list[HardwareProfile]:
-    return [*published_profiles(), *host_profiles(), *recorded_profiles()]
+    return [*published_profiles(), *host_profiles(), *recorded_profiles(), *_USER.values()]
 
 
 def get_profile(name: str) -> HardwareProfile:

@@ -179,7 +179,11 @@ class Standardizer:
             raise ValueError(f"standardizer was made for dimensions {data.get('dimensions')}, this package has {names}")
         if len(data["mean"]) != VECTOR_DIM or len(data["std"]) != VECTOR_DIM:
             raise ValueError(f"standardizer needs {VECTOR_DIM} means and stds")
-        return cls(tuple(map(float, data["mean"])), tuple(map(float, data["std"])))
+        mean, std = np.asarray(data["mean"], dtype=float), np.asarray(data["std"], dtype=float)
+        if not (np.isfinite(mean).all() and np.isfinite(std).all() and (std > 0).all()):
+            raise ValueError("standardizer has a NaN/infinite mean or a std that is not positive "
+                             f"(std {[round(x, 4) for x in std.tolist()]}); its vectors would be NaN")  # fmt: skip
+        return cls(tuple(map(float, mean)), tuple(map(float, std)))
 
 
 def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:

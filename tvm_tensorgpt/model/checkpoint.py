@@ -75,7 +75,15 @@ def load_checkpoint(path: str | Path) -> tuple[TensorGPTNetwork, Standardizer]:
         state = {k: v.float() if v.is_floating_point() else v for k, v in load_file(str(weights_path)).items()}
     except (SafetensorError, OSError) as err:
         raise CheckpointError(f"checkpoint file {weights_path} is corrupt ({err}); {rebuild}") from None
+    bad = [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:
+        raise CheckpointError(f"{weights_path} holds NaN or infinite weights ({', '.join(bad[:3])}); {rebuild}")
     net = TensorGPTNetwork(config)
+    expected = {k: tuple(v.shape) for k, v in net.state_dict().items()}
+    wrong = [f"{k} {tuple(v.shape)} vs {expected[k]}" for k, v in state.items() if k in expected and tuple(v.shape) != expected[k]]
+    if wrong:
+        raise CheckpointError(f"{weights_path} does not match the shapes of {config_path} ({'; '.join(wrong[:2])}); "
+                              f"{rebuild}")  # fmt: skip
     missing, unexpected = net.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise CheckpointError(

@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# Set to end every TensorGPT tuning after the batch being measured (e.g. on Ctrl-C): each task's
+# next round reports "finished", so MetaSchedule writes what was measured and returns normally.
+STOP = threading.Event()
+
 
 @dataclass
 class TaskStats:
@@ -236,7 +240,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
     def generate_measure_candidates(self) -> list[MeasureCandidate] | None:
         context, state = self._require_context(), self._require_state()
         stats = self.stats.task(context.task_name)
-        if state.trials >= state.max_trials:
+        if state.trials >= state.max_trials or STOP.is_set():
             return None  # None (not []) tells the task scheduler this task is finished
         size = min(state.per_iter, state.max_trials - state.trials)
         want = max(size, self.search.pool) if state.cost_model is not None else size

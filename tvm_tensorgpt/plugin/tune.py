@@ -22,9 +22,10 @@ from tvm.ir import IRModule
 from tvm.s_tir import meta_schedule as ms
 from tvm.target import Target
 
-from ..hardware import HardwareProfile
+from ..hardware import HardwareProfile, this_machine
 from ..hardware.runner import local_runner
 from ..tvm_glue import (
+    TargetError,
     TargetLike,
     device_key,
     load_tensor_intrinsics,
@@ -69,9 +70,18 @@ def _resolve(where: Any) -> tuple[Target, Any, str | None]:
     LocalRunner.
     """
     if isinstance(where, HardwareProfile):
-        runner = local_runner(where) if where.kind == "cpu" else "local"
-        return parse_target(where.target), runner, where.name
-    return parse_target(where), "local", None
+        if where.kind == "cpu" and where.machine and where.machine != this_machine().key:
+            logger.warning("TensorGPT: %s is a profile of machine %s, but this machine (%s) measures it; the "
+                           "proposals are grounded in %s's specs", where.name, where.machine, this_machine().key,
+                           where.machine)  # fmt: skip
+        target, runner, name = parse_target(where.target), local_runner(where) if where.kind == "cpu" else "local", where.name
+    else:
+        target, runner, name = parse_target(where), "local", None
+    cores = target.attrs.get("num-cores") if target.kind.name == "llvm" else None
+    if cores and int(cores) > (os.cpu_count() or 1):
+        raise TargetError(f"num-cores {int(cores)} is more than this machine's {os.cpu_count()} CPUs, and the "
+                         f"tuning measures here: give at most {os.cpu_count()}")  # fmt: skip
+    return target, runner, name
 
 
 def _cores(target: Target) -> int:
