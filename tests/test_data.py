@@ -154,6 +154,12 @@ def test_data_stats_json(tmp_path, capsys):
     assert stats["profiles"] == {"p1": {"records": 3, "measured": 2, "tasks": 2, "machine": "", "heldout": False}}
     assert stats["sources"] == {"profiles": 1, "records": 3, "machines": []}
     assert stats["heldout_profile"] == HELDOUT_HOST and stats["heldout_tasks"] == list(HELDOUT_TASKS)
+    with open(tmp_path / "records" / "p1" / "database_tuning_record.json", "a") as f:
+        f.write('[1, [[], [0.003]\n"just a string"\n')  # a cut line and a line that is not a record
+    assert main(["data", "stats", "--json", "--data-dir", str(tmp_path / "records")]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["profiles"]["p1"]["corrupt_lines"] == 2
+    assert "p1: 2 line(s) of its records are not valid records" in captured.err
 
 
 def test_collection_refuses_another_machines_profile(tmp_path, capsys):

@@ -126,6 +126,10 @@ def run_stats(args: argparse.Namespace) -> int:
         raise UsageError(f"--data-dir {args.data_dir} is not a folder (data stats reads <data-dir>/<profile>/ "
                          "databases, e.g. data/records)")  # fmt: skip
     stats = data_stats(args.data_dir, args.reference_dir)
+    for name, row in {**stats["profiles"], **stats.get("reference", {})}.items():
+        if row.get("corrupt_lines"):
+            print(f"tensorgpt: warning: {name}: {row['corrupt_lines']} line(s) of its records are not valid records "
+                  "(not counted); `tensorgpt collect` or `tune` repairs a cut last line", file=sys.stderr)  # fmt: skip
     if args.json:
         print(json.dumps(stats, indent=1))
         return 0

@@ -51,15 +51,18 @@ def _count(root: Path) -> dict:
         records = read_lines(directory / DB_FILES[1])
         if not records and not read_lines(directory / DB_FILES[0]):
             continue
-        workloads, measured = set(), 0
+        workloads, measured, corrupt = set(), 0, 0
         for line in records:
             try:
                 index, body = json.loads(line)
-            except (json.JSONDecodeError, ValueError):
+                run_secs = body[1] if len(body) > 1 else None
+            except (json.JSONDecodeError, ValueError, TypeError):
+                corrupt += 1
                 continue
             workloads.add(index)
-            run_secs = body[1] if len(body) > 1 else None
             measured += bool(run_secs)
-        profiles[directory.name] = {"records": len(records), "measured": measured, "tasks": len(workloads),
+        profiles[directory.name] = {"records": len(records) - corrupt, "measured": measured, "tasks": len(workloads),
                                     "machine": _machine(directory), "heldout": is_heldout(directory.name)}  # fmt: skip
+        if corrupt:
+            profiles[directory.name]["corrupt_lines"] = corrupt
     return profiles
