@@ -121,3 +121,91 @@ def test_ctrl_c_stops_after_the_batch_and_says_how_to_resume(tmp_path):
                              text=True, timeout=600)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads(resumed.stdout)["trials"] == len(kept) + 4 and record_lines(tmp_path)[: len(kept)] == kept
+
+
+USER_MODEL = '''
+import torch
+
+
+class Tiny(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) * 2.0
+
+
+def make():
+    torch.manual_seed(0)
+    return Tiny().eval(), (torch.randn(4, 16),)
+
+
+class Det(torch.nn.Module):
+    def forward(self, x):
+        return torch.linalg.det(x)
+
+
+def unsupported():
+    return Det(), (torch.randn(3, 3),)
+
+
+def wrong():
+    return 42
+'''
+
+
+def test_a_users_pt2_model_is_tuned_exported_and_loads_back(tmp_path, capsys):
+    """A model saved with torch.export.save: tuned with a few trials, written as a library, loaded
+    back into a relax VM, and its output matches PyTorch's."""
+    import importlib.util
+
+    import numpy as np
+    import torch
+    import tvm
+    from tvm import relax
+
+    (tmp_path / "user_model.py").write_text(USER_MODEL)
+    spec = importlib.util.spec_from_file_location("user_model", tmp_path / "user_model.py")
+    user = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(user)
+    module, example = user.make()
+    torch.export.save(torch.export.export(module, example), tmp_path / "tiny.pt2")
+    library = tmp_path / "tiny.so"
+    assert main(["tune", "--model", str(tmp_path / "tiny.pt2"), "--trials", "4", "--per-round", "4",
+                 "--work-dir", str(tmp_path / "w"), "--export", str(library)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"library: {library}" in out and "kernels replaced" in out
+    vm = relax.VirtualMachine(tvm.runtime.load_module(str(library)), tvm.cpu())
+    got = vm["main"](tvm.runtime.tensor(example[0].numpy()))
+    got = (got[0] if isinstance(got, (list, tuple, tvm.ir.Array)) else got).numpy()
+    with torch.no_grad():
+        np.testing.assert_allclose(got, module(*example).numpy(), rtol=1e-2, atol=1e-4)
+
+
+@pytest.mark.parametrize("model, fragment", [
+    ("{tmp}/missing.pt2", "does not exist"),
+    ("{tmp}/corrupt.pt2", "is not a program written by torch.export.save"),
+    ("{tmp}/user_model.py:nope", "has no function 'nope'"),
+    ("{tmp}/user_model.py:wrong", "must return (torch.nn.Module, tuple of example tensors)"),
+    ("{tmp}/user_model.py:unsupported", "relax cannot import"),
+    ("{tmp}/missing.py:make", "does not exist"),
+    ("no-such-model", "unknown model 'no-such-model'"),
+])
+def test_bad_user_models_are_refused_before_tuning(model, fragment, tmp_path, capsys):
+    (tmp_path / "user_model.py").write_text(USER_MODEL)
+    (tmp_path / "corrupt.pt2").write_bytes(b"PK\\x03\\x04 not really a zip")
+    argv = ["tune", "--model", model.replace("{tmp}", str(tmp_path)), "--trials", "4", "--work-dir", str(tmp_path / "w")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert fragment in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "w").exists()  # refused before any tuning
+
+
+@pytest.mark.parametrize("export, fragment", [
+    ("{tmp}/missing/model.so", "does not exist"),
+    ("/proc/1/model.so", "is not writable"),
+])
+def test_export_into_a_missing_or_read_only_folder_is_refused(export, fragment, tmp_path, capsys):
+    assert main(["tune", "--model", "conv-block", "--export", export.replace("{tmp}", str(tmp_path))]) == 2
+    assert fragment in capsys.readouterr().err

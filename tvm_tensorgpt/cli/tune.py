@@ -27,7 +27,11 @@ def add_parser(sub: Any) -> None:
     tune = sub.add_parser("tune", help="tune a built-in workload or model")
     what = tune.add_mutually_exclusive_group(required=True)
     what.add_argument("--workload", help="a TIR workload (see `tensorgpt workloads`)")
-    what.add_argument("--model", help="a PyTorch model tuned through relax (see `tensorgpt workloads`)")
+    what.add_argument("--model", help="a PyTorch model tuned through relax: a built-in name (see `tensorgpt "
+                      "workloads`), a .pt2 file (torch.export.save) or file.py:function (returns the module and a "
+                      "tuple of example inputs)")
+    tune.add_argument("--export", metavar="LIB.so", help="with --model: write the tuned model as a library "
+                      "(relax executable, export_library)")
     where = tune.add_mutually_exclusive_group()
     where.add_argument("--profile", help="a hardware profile (see `tensorgpt devices`); its runner uses its cores")
     where.add_argument(
@@ -95,7 +99,7 @@ def _stop_on_sigint(graceful: bool, work_dir: str) -> Iterator[None]:
 def _tune(args: argparse.Namespace) -> dict:
     # torch (models, checkpoints) loads only when a tune runs: the other commands start faster
     from ..model.checkpoint import CheckpointError
-    from ..workloads.models import get_model
+    from ..workloads.models import ModelError
 
     check_positive(args.trials, "--trials")
     check_positive(args.per_round, "--per-round")
@@ -105,9 +109,15 @@ def _tune(args: argparse.Namespace) -> dict:
     if args.generator not in GENERATOR_NAMES and not Path(args.generator).is_dir():
         raise UsageError(f"--generator {args.generator!r} is neither {' nor '.join(GENERATOR_NAMES)} nor a checkpoint "
                          "folder (one written by `tensorgpt train` or `tensorgpt bundle`)")  # fmt: skip
+    if args.export:
+        if not args.model:
+            raise UsageError("--export writes a tuned model: use it with --model")
+        check_writable_dir(Path(args.export).parent, "--export's folder")
+        if not Path(args.export).parent.is_dir():
+            raise UsageError(f"--export {args.export}: the folder {Path(args.export).parent} does not exist")
     try:
         target = get_profile(args.profile) if args.profile else parse_target(args.target)
-        mod = get_workload(args.workload).build() if args.workload else get_model(args.model)
+        mod = get_workload(args.workload).build() if args.workload else None
     except (TargetError, ValueError) as err:
         raise UsageError(str(err)) from None
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="tensorgpt-")
@@ -116,8 +126,9 @@ def _tune(args: argparse.Namespace) -> dict:
                   cost_model=args.cost_model)  # fmt: skip
     try:
         with _stop_on_sigint(args.strategy == "tensorgpt", work_dir):
-            result = tune_module(mod, **common) if args.workload else tune_model(args.model, **common)
-    except (CheckpointError, TargetError, ProfileError) as err:
+            result = tune_module(mod, **common) if mod is not None else tune_model(args.model, export=args.export,
+                                                                                    **common)  # fmt: skip
+    except (CheckpointError, TargetError, ProfileError, ModelError) as err:
         raise UsageError(str(err)) from None
     return result.to_dict()
 
@@ -133,3 +144,7 @@ def _print_summary(summary: dict) -> None:
     elif summary["best_us"] is not None:
         print(f"best latency: {summary['best_us']:.1f} us")
     print(f"wall time: {summary['wall_s']:.1f} s")
+    if summary.get("library"):
+        print(f"library: {summary['library']}; run it with\n"
+              f"  lib = tvm.runtime.load_module({summary['library']!r})\n"
+              "  vm = tvm.relax.VirtualMachine(lib, tvm.cpu()); out = vm['main'](*inputs)  # numpy via tvm.runtime.tensor")

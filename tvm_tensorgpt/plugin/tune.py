@@ -226,10 +226,13 @@ def tune_model(
     seed: int | None = None,
     generator: Any = None,
     cost_model: str | None = None,
+    export: str | None = None,
 ) -> TuneResult:
-    """Tune a built-in PyTorch model through relax, then compile it with the database and time it.
+    """Tune a PyTorch model through relax, then compile it with the database and time it.
 
-    ``best_us`` is the tuned model's end-to-end latency; ``extra`` has the untuned one.
+    ``name`` is a built-in model, a ``.pt2`` file (``torch.export.save``) or ``file.py:function``.
+    ``best_us`` is the tuned model's end-to-end latency; ``extra`` has the untuned one. With
+    ``export`` the tuned executable is written there as a library (``export_library``).
     """
     from ..workloads.models import apply_database, import_model, prepare  # torch: only for models
 
@@ -251,4 +254,7 @@ def tune_model(
     result.best_us = time_executable(tuned_exe, inputs)
     result.extra |= {"model": name, "untuned_us": untuned_us, "tuned_us": result.best_us,
                     "kernels_replaced": replaced}  # fmt: skip
+    if export:
+        tuned_exe.export_library(export)
+        result.extra["library"] = export
     return result

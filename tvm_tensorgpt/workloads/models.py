@@ -1,5 +1,8 @@
-"""Small PyTorch models imported through relax (TVM >= 0.20 has no relay; relax is the flow).
+"""PyTorch models imported through relax (TVM >= 0.20 has no relay; relax is the flow).
 
+A model is a built-in name, a saved ``torch.export`` program (``.pt2``, ``torch.export.save``), or
+``file.py:function`` (a function returning the ``nn.Module`` and a tuple of example inputs). A
+``.pt2`` is loaded with torch's weights-only unpickler forced: a model file is data, never code.
 ``prepare`` applies the passes MetaSchedule task extraction needs (a raw import gives no tasks);
 ``apply_database`` compiles the *raw* module with a tuning database and counts what it replaced.
 Importing this module imports torch (the networks are PyTorch modules).
@@ -7,8 +10,12 @@ Importing this module imports torch (the networks are PyTorch modules).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import importlib.util
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import tvm
@@ -59,22 +66,95 @@ def _models() -> dict[str, Model]:
 MODELS: dict[str, Model] = _models()
 
 
+class ModelError(ValueError):
+    """A model that cannot be loaded or imported; the message says what to do."""
+
+
 def get_model(name: str) -> Model:
     try:
         return MODELS[name]
     except KeyError:
-        raise ValueError(f"unknown model {name!r}; known models: {', '.join(sorted(MODELS))}") from None
+        raise ModelError(f"unknown model {name!r}: give a built-in name ({', '.join(sorted(MODELS))}), a .pt2 "
+                         "file written by torch.export.save, or file.py:function") from None  # fmt: skip
 
 
-def import_model(name: str) -> tuple[IRModule, dict[str, Any], tuple[Any, ...]]:
-    """(relax module with weights bound as constants, params, example torch inputs)."""
+@contextlib.contextmanager
+def _weights_only() -> Iterator[None]:
+    """torch.load refuses to unpickle anything but tensors and plain containers meanwhile."""
+    before = os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
+    os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"]
+        else:
+            os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = before
+
+
+def export_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
+    """(``torch.export.ExportedProgram``, example inputs) of a built-in name, a .pt2 or file.py:function."""
     import torch
+
+    if spec.endswith(".pt2"):
+        if not Path(spec).is_file():
+            raise ModelError(f"model file {spec} does not exist")
+        try:
+            with _weights_only():
+                exported = torch.export.load(spec)
+        except Exception as err:  # noqa: BLE001 - torch raises many types for a bad archive
+            raise ModelError(f"{spec} is not a program written by torch.export.save ({type(err).__name__}: "
+                             f"{str(err).strip().splitlines()[-1][:200] if str(err).strip() else ''})") from None  # fmt: skip
+        args = exported.example_inputs[0] if exported.example_inputs else None
+        if not args:
+            raise ModelError(f"{spec} holds no example inputs; export it with torch.export.export(model, args) "
+                             "before torch.export.save")  # fmt: skip
+        return exported, tuple(args)
+    if ":" in spec and spec.split(":", 1)[0].endswith(".py"):
+        module, example = _from_function(spec)
+    else:
+        module, example = get_model(spec).build()
+    try:
+        with torch.no_grad():
+            return torch.export.export(module, example), example
+    except Exception as err:  # noqa: BLE001 - torch.export raises many types
+        raise ModelError(f"torch.export cannot export {spec}: {str(err).strip().splitlines()[0][:300]}") from None
+
+
+def _from_function(spec: str) -> tuple[Any, tuple[Any, ...]]:
+    """Call ``function`` of ``file.py``: it must return (torch.nn.Module, tuple of example tensors)."""
+    import torch
+
+    path, function = spec.rsplit(":", 1)
+    if not Path(path).is_file():
+        raise ModelError(f"{path} does not exist (--model file.py:function)")
+    loader = importlib.util.spec_from_file_location(Path(path).stem, path)
+    module = importlib.util.module_from_spec(loader)  # type: ignore[arg-type]
+    try:
+        loader.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as err:  # noqa: BLE001 - the user's file may raise anything
+        raise ModelError(f"importing {path} failed: {type(err).__name__}: {err}") from None
+    make = getattr(module, function, None)
+    if not callable(make):
+        raise ModelError(f"{path} has no function {function!r}")
+    out = make()
+    if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], torch.nn.Module)
+            and isinstance(out[1], tuple) and all(isinstance(x, torch.Tensor) for x in out[1])):  # fmt: skip
+        raise ModelError(f"{spec} must return (torch.nn.Module, tuple of example tensors), got "
+                         f"{type(out).__name__}")  # fmt: skip
+    return out[0].eval(), out[1]
+
+
+def import_model(spec: str) -> tuple[IRModule, dict[str, Any], tuple[Any, ...]]:
+    """(relax module with weights bound as constants, params, example torch inputs) of a model spec
+    (see ``export_model``); an operator relax cannot import is a ``ModelError`` naming it."""
     from tvm.relax.frontend.torch import from_exported_program
 
-    module, example = get_model(name).build()
-    with torch.no_grad():
-        exported = torch.export.export(module, example)
-    mod = from_exported_program(exported, keep_params_as_input=False)
+    exported, example = export_model(spec)
+    try:
+        mod = from_exported_program(exported, keep_params_as_input=False)
+    except Exception as err:  # noqa: BLE001 - the frontend raises assertion and value errors
+        raise ModelError(f"relax cannot import {spec}: {str(err).strip().splitlines()[-1][:300]}") from None
     return mod, {}, example
 
 
