@@ -15,7 +15,7 @@ from tvm_tensorgpt.data.split import HELDOUT_HOST
     "argv, expected",
     [
         (["tune", "--workload", "nope"], "unknown workload 'nope'; known workloads: "),
-        (["tune", "--model", "nope"], "unknown model 'nope'; known models: bert, conv-block, densenet121"),
+        (["tune", "--model", "nope"], "unknown model 'nope': give a built-in name (bert, conv-block, densenet121"),
         (["tune", "--workload", "matmul-128", "--target", "llvm -mcpu=core-avx2"], "JSON dict"),
         (["tune", "--workload", "matmul-128", "--trials", "0"], "--trials must be at least 1"),
     ],

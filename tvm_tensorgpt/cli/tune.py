@@ -97,10 +97,6 @@ def _stop_on_sigint(graceful: bool, work_dir: str) -> Iterator[None]:
 
 
 def _tune(args: argparse.Namespace) -> dict:
-    # torch (models, checkpoints) loads only when a tune runs: the other commands start faster
-    from ..model.checkpoint import CheckpointError
-    from ..workloads.models import ModelError
-
     check_positive(args.trials, "--trials")
     check_positive(args.per_round, "--per-round")
     check_seed(args.seed)
@@ -120,6 +116,10 @@ def _tune(args: argparse.Namespace) -> dict:
         mod = get_workload(args.workload).build() if args.workload else None
     except (TargetError, ValueError) as err:
         raise UsageError(str(err)) from None
+    # torch (models, checkpoints) loads only once the inputs are checked: bad ones are refused fast
+    from ..model.checkpoint import CheckpointError
+    from ..workloads.models import ModelError
+
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="tensorgpt-")
     common = dict(target=target, work_dir=work_dir, trials=args.trials, strategy=args.strategy,
                   per_round=args.per_round, seed=args.seed, generator=args.generator,
