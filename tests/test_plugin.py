@@ -261,3 +261,27 @@ def test_resume_and_summary_are_keyed_by_workload_and_target(tmp_path):
         f.write('[0, [[["GetSBlock"')  # a write cut by a kill
     resumed = tune_module(matmul, avx2, work_dir, trials=8, per_round=4, generator="prior")
     assert resumed.trials == 8 and resumed.extra["ran"] == 4 and resumed.best_us <= first.best_us
+
+
+def test_tune_torch_takes_a_module_and_returns_the_tuned_executable(tmp_path):
+    """The Python entry point: an nn.Module and its inputs in, a relax executable out whose output
+    matches PyTorch's; anything but (module, tensors) is refused before tuning."""
+    import numpy as np
+    import torch
+
+    from tvm_tensorgpt.workloads.models import ModelError
+
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).eval()
+    inputs = (torch.randn(4, 16),)
+    executable, result = tvm_tensorgpt.tune_torch(module, inputs, trials=4, per_round=4, work_dir=str(tmp_path / "w"),
+                                                  generator="prior")  # fmt: skip
+    assert result.trials == 4 and result.extra["model"] == "Sequential" and result.extra["kernels_replaced"] >= 1
+    vm = relax.VirtualMachine(executable, tvm.cpu())
+    got = vm["main"](tvm.runtime.tensor(inputs[0].numpy()))
+    got = (got[0] if isinstance(got, (list, tuple, tvm.ir.Array)) else got).numpy()
+    with torch.no_grad():
+        np.testing.assert_allclose(got, module(*inputs).numpy(), rtol=1e-2, atol=1e-4)
+    with pytest.raises(ModelError, match="must return \\(torch.nn.Module, tuple of example tensors\\)"):
+        tvm_tensorgpt.tune_torch(module, ("not a tensor",), trials=1, work_dir=str(tmp_path / "never"))
+    assert not (tmp_path / "never").exists()

@@ -14,6 +14,7 @@ from .plugin import (
     register,
     use_tensorgpt_in_relax_pipeline,
 )
+from .plugin.tune import tune_torch
 from .tvm_glue import local_builder, parse_target
 
 __version__ = "0.1.0"
@@ -29,5 +30,6 @@ __all__ = [
     "local_builder",
     "parse_target",
     "register",
+    "tune_torch",
     "use_tensorgpt_in_relax_pipeline",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -234,11 +235,32 @@ def tune_model(
     ``best_us`` is the tuned model's end-to-end latency; ``extra`` has the untuned one. With
     ``export`` the tuned executable is written there as a library (``export_library``).
     """
+    executable, result = _tune_relax(name, target, work_dir, trials, strategy=strategy, per_round=per_round,
+                                     seed=seed, generator=generator, cost_model=cost_model)  # fmt: skip
+    if export:
+        executable.export_library(export)
+        result.extra["library"] = export
+    return result
+
+
+def tune_torch(module: Any, example_inputs: Any, target: TargetLike | HardwareProfile = "host",
+               work_dir: str | None = None, trials: int = 64, **options: Any) -> tuple[Any, TuneResult]:  # fmt: skip
+    """For Python users: a ``torch.nn.Module`` and its example inputs in, the tuned relax executable
+    out (with the ``TuneResult``). Run it with ``tvm.relax.VirtualMachine(executable, tvm.cpu())``;
+    ``executable.export_library(path)`` saves it. ``options``: strategy, per_round, seed, generator,
+    cost_model as in ``tune_module``; ``work_dir`` (default: a new temporary folder) resumes."""
+    work_dir = work_dir or tempfile.mkdtemp(prefix="tensorgpt-")
+    return _tune_relax((module, tuple(example_inputs)), target, work_dir, trials, **options)
+
+
+def _tune_relax(model: Any, where: TargetLike | HardwareProfile, work_dir: str, trials: int,
+                strategy: str = "tensorgpt", per_round: int = 16, seed: int | None = None, generator: Any = None,
+                cost_model: str | None = None) -> tuple[Any, TuneResult]:  # fmt: skip
+    """(tuned executable, result) of a model spec or an (nn.Module, example inputs) pair."""
     from ..workloads.models import apply_database, import_model, prepare  # torch: only for models
 
-    where = target
     target, _, _ = _resolve(where)
-    raw, _, example = import_model(name)
+    raw, _, example = import_model(model)
     prepared = prepare(raw, target)
     tasks = ms.relax_integration.extract_tasks(prepared, target)
 
@@ -252,9 +274,7 @@ def tune_model(
     tuned_exe, replaced = apply_database(raw, target, database)
     untuned_us = time_executable(tvm.compile(prepared, target=target), inputs)
     result.best_us = time_executable(tuned_exe, inputs)
-    result.extra |= {"model": name, "untuned_us": untuned_us, "tuned_us": result.best_us,
+    label = model if isinstance(model, str) else type(model[0]).__name__
+    result.extra |= {"model": label, "untuned_us": untuned_us, "tuned_us": result.best_us,
                     "kernels_replaced": replaced}  # fmt: skip
-    if export:
-        tuned_exe.export_library(export)
-        result.extra["library"] = export
-    return result
+    return tuned_exe, result

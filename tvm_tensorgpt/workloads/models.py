@@ -92,11 +92,15 @@ def _weights_only() -> Iterator[None]:
             os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = before
 
 
-def export_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
-    """(``torch.export.ExportedProgram``, example inputs) of a built-in name, a .pt2 or file.py:function."""
+def export_model(spec: str | tuple[Any, tuple[Any, ...]]) -> tuple[Any, tuple[Any, ...]]:
+    """(``torch.export.ExportedProgram``, example inputs) of a built-in name, a .pt2, file.py:function
+    or an (nn.Module, example inputs) pair."""
     import torch
 
-    if spec.endswith(".pt2"):
+    if isinstance(spec, tuple):
+        module, example = _pair(spec, "tune_torch's model")
+        spec = type(module).__name__
+    elif spec.endswith(".pt2"):
         if not Path(spec).is_file():
             raise ModelError(f"model file {spec} does not exist")
         try:
@@ -110,7 +114,7 @@ def export_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
             raise ModelError(f"{spec} holds no example inputs; export it with torch.export.export(model, args) "
                              "before torch.export.save")  # fmt: skip
         return exported, tuple(args)
-    if ":" in spec and spec.split(":", 1)[0].endswith(".py"):
+    elif ":" in spec and spec.split(":", 1)[0].endswith(".py"):
         module, example = _from_function(spec)
     else:
         module, example = get_model(spec).build()
@@ -123,8 +127,6 @@ def export_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
 
 def _from_function(spec: str) -> tuple[Any, tuple[Any, ...]]:
     """Call ``function`` of ``file.py``: it must return (torch.nn.Module, tuple of example tensors)."""
-    import torch
-
     path, function = spec.rsplit(":", 1)
     if not Path(path).is_file():
         raise ModelError(f"{path} does not exist (--model file.py:function)")
@@ -137,15 +139,21 @@ def _from_function(spec: str) -> tuple[Any, tuple[Any, ...]]:
     make = getattr(module, function, None)
     if not callable(make):
         raise ModelError(f"{path} has no function {function!r}")
-    out = make()
-    if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], torch.nn.Module)
-            and isinstance(out[1], tuple) and all(isinstance(x, torch.Tensor) for x in out[1])):  # fmt: skip
-        raise ModelError(f"{spec} must return (torch.nn.Module, tuple of example tensors), got "
-                         f"{type(out).__name__}")  # fmt: skip
-    return out[0].eval(), out[1]
+    return _pair(make(), spec)
 
 
-def import_model(spec: str) -> tuple[IRModule, dict[str, Any], tuple[Any, ...]]:
+def _pair(value: Any, what: str) -> tuple[Any, tuple[Any, ...]]:
+    """``value`` checked to be (torch.nn.Module, tuple of example tensors); the module in eval mode."""
+    import torch
+
+    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], torch.nn.Module)
+            and isinstance(value[1], (tuple, list)) and all(isinstance(x, torch.Tensor) for x in value[1])):  # fmt: skip
+        raise ModelError(f"{what} must return (torch.nn.Module, tuple of example tensors), got "
+                         f"{type(value).__name__}")  # fmt: skip
+    return value[0].eval(), tuple(value[1])
+
+
+def import_model(spec: str | tuple[Any, tuple[Any, ...]]) -> tuple[IRModule, dict[str, Any], tuple[Any, ...]]:
     """(relax module with weights bound as constants, params, example torch inputs) of a model spec
     (see ``export_model``); an operator relax cannot import is a ``ModelError`` naming it."""
     from tvm.relax.frontend.torch import from_exported_program
@@ -154,7 +162,8 @@ def import_model(spec: str) -> tuple[IRModule, dict[str, Any], tuple[Any, ...]]:
     try:
         mod = from_exported_program(exported, keep_params_as_input=False)
     except Exception as err:  # noqa: BLE001 - the frontend raises assertion and value errors
-        raise ModelError(f"relax cannot import {spec}: {str(err).strip().splitlines()[-1][:300]}") from None
+        label = spec if isinstance(spec, str) else type(spec[0]).__name__
+        raise ModelError(f"relax cannot import {label}: {str(err).strip().splitlines()[-1][:300]}") from None
     return mod, {}, example
 
 
