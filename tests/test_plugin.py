@@ -277,6 +277,7 @@ def test_tune_torch_takes_a_module_and_returns_the_tuned_executable(tmp_path):
     executable, result = tvm_tensorgpt.tune_torch(module, inputs, trials=4, per_round=4, work_dir=str(tmp_path / "w"),
                                                   generator="prior")  # fmt: skip
     assert result.trials == 4 and result.extra["model"] == "Sequential" and result.extra["kernels_replaced"] >= 1
+    assert result.extra["matches_pytorch"] and result.extra["eager_us"] > 0
     vm = relax.VirtualMachine(executable, tvm.cpu())
     got = vm["main"](tvm.runtime.tensor(inputs[0].numpy()))
     got = (got[0] if isinstance(got, (list, tuple, tvm.ir.Array)) else got).numpy()

@@ -63,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         summary = _tune(args)
         _print_summary(summary)
+    if summary.get("matches_pytorch") is False:
+        return 1
     if STOP.is_set():
         print(f"tensorgpt: interrupted; {summary['trials']} records are kept in {summary['work_dir']}: run the same "
               f"command with --work-dir {summary['work_dir']} to resume", file=sys.stderr)  # fmt: skip
@@ -139,8 +141,11 @@ def _print_summary(summary: dict) -> None:
     if summary["generated"]:
         print(f"TensorGPT candidates: {summary['generated']} generated, {summary['valid']} valid after postprocs")
     if "model" in summary:
-        print(f"model latency: tuned {summary['tuned_us']:.1f} us, untuned {summary['untuned_us']:.1f} us "
-              f"({summary['kernels_replaced']} kernels replaced from the database)")  # fmt: skip
+        print(f"model latency: tuned {summary['tuned_us']:.1f} us, untuned {summary['untuned_us']:.1f} us, "
+              f"PyTorch eager {summary['eager_us']:.1f} us ({summary['kernels_replaced']} kernels replaced from "
+              "the database)")  # fmt: skip
+        print("output: matches PyTorch (rtol 1e-2)" if summary["matches_pytorch"] else
+              "output: DIFFERS from PyTorch's (rtol 1e-2): do not deploy this build; please report it")  # fmt: skip
     elif summary["best_us"] is not None:
         print(f"best latency: {summary['best_us']:.1f} us")
     print(f"wall time: {summary['wall_s']:.1f} s")

@@ -257,10 +257,11 @@ def _tune_relax(model: Any, where: TargetLike | HardwareProfile, work_dir: str, 
                 strategy: str = "tensorgpt", per_round: int = 16, seed: int | None = None, generator: Any = None,
                 cost_model: str | None = None) -> tuple[Any, TuneResult]:  # fmt: skip
     """(tuned executable, result) of a model spec or an (nn.Module, example inputs) pair."""
-    from ..workloads.models import apply_database, import_model, prepare  # torch: only for models
+    # torch: only for models
+    from ..workloads.models import apply_database, eager_latency, import_model, prepare, run_executable
 
     target, _, _ = _resolve(where)
-    raw, _, example = import_model(model)
+    raw, exported, example = import_model(model)
     prepared = prepare(raw, target)
     tasks = ms.relax_integration.extract_tasks(prepared, target)
 
@@ -274,7 +275,13 @@ def _tune_relax(model: Any, where: TargetLike | HardwareProfile, work_dir: str, 
     tuned_exe, replaced = apply_database(raw, target, database)
     untuned_us = time_executable(tvm.compile(prepared, target=target), inputs)
     result.best_us = time_executable(tuned_exe, inputs)
+    eager_us, reference = eager_latency(exported, example, _cores(target))
+    ours = run_executable(tuned_exe, example)
+    matches = bool(np.allclose(ours, reference.numpy(), rtol=1e-2, atol=1e-4))
+    if not matches:
+        logger.error("TensorGPT: the tuned model's output differs from PyTorch's (max abs difference %.3g)",
+                     float(np.max(np.abs(ours - reference.numpy()))))  # fmt: skip
     label = model if isinstance(model, str) else type(model[0]).__name__
-    result.extra |= {"model": label, "untuned_us": untuned_us, "tuned_us": result.best_us,
-                    "kernels_replaced": replaced}  # fmt: skip
+    result.extra |= {"model": label, "untuned_us": untuned_us, "tuned_us": result.best_us, "eager_us": eager_us,
+                     "matches_pytorch": matches, "kernels_replaced": replaced}  # fmt: skip
     return tuned_exe, result

@@ -153,9 +153,10 @@ def _pair(value: Any, what: str) -> tuple[Any, tuple[Any, ...]]:
     return value[0].eval(), tuple(value[1])
 
 
-def import_model(spec: str | tuple[Any, tuple[Any, ...]]) -> tuple[IRModule, dict[str, Any], tuple[Any, ...]]:
-    """(relax module with weights bound as constants, params, example torch inputs) of a model spec
-    (see ``export_model``); an operator relax cannot import is a ``ModelError`` naming it."""
+def import_model(spec: str | tuple[Any, tuple[Any, ...]]) -> tuple[IRModule, Any, tuple[Any, ...]]:
+    """(relax module with weights bound as constants, the ``torch.export`` program, example torch
+    inputs) of a model spec (see ``export_model``); an operator relax cannot import is a
+    ``ModelError`` naming it."""
     from tvm.relax.frontend.torch import from_exported_program
 
     exported, example = export_model(spec)
@@ -164,7 +165,41 @@ def import_model(spec: str | tuple[Any, tuple[Any, ...]]) -> tuple[IRModule, dic
     except Exception as err:  # noqa: BLE001 - the frontend raises assertion and value errors
         label = spec if isinstance(spec, str) else type(spec[0]).__name__
         raise ModelError(f"relax cannot import {label}: {str(err).strip().splitlines()[-1][:300]}") from None
-    return mod, {}, example
+    return mod, exported, example
+
+
+def eager_latency(exported: Any, example: tuple[Any, ...], threads: int, runs: int = 5) -> tuple[float, Any]:
+    """(median latency in us, first output) of the exported program run by PyTorch on ``threads``
+    threads: the baseline a tuned model is compared with."""
+    import time
+
+    import torch
+
+    module = exported.module()
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with torch.no_grad():
+            output = module(*example)
+            times = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                module(*example)
+                times.append(time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(before)
+    while isinstance(output, (tuple, list)):
+        output = output[0]
+    return sorted(times)[len(times) // 2] * 1e6, output
+
+
+def run_executable(executable: Any, example: tuple[Any, ...]) -> Any:
+    """The first output of a compiled relax executable on ``example`` (numpy)."""
+    vm = relax.VirtualMachine(executable, tvm.cpu())
+    out = vm["main"](*[tvm.runtime.tensor(x.numpy()) for x in example])
+    while not hasattr(out, "numpy"):  # exported programs return a tuple of outputs
+        out = out[0]
+    return out.numpy()
 
 
 def prepare(mod: IRModule, target: Target) -> IRModule:
