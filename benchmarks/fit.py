@@ -35,7 +35,7 @@ from tvm_tensorgpt.data.split import HELDOUT_TASKS
 from tvm_tensorgpt.hardware import get_profile
 from tvm_tensorgpt.language import VOCAB, DecodingState, Sketch, device_filters, prompt_tokens, response_tokens
 from tvm_tensorgpt.model import checkpoint
-from tvm_tensorgpt.train.costmodel import _spearman
+from tvm_tensorgpt.train.costmodel import spearman
 from tvm_tensorgpt.tvm_glue import TVM_ERRORS, design_spaces, mean_latency
 from tvm_tensorgpt.workloads.features import workload_features
 from tvm_tensorgpt.workloads.tasks import get_task
@@ -102,7 +102,7 @@ def main() -> None:
             rows.append({"task": name, "profile": folder.name, "records": len(scored_records),
                          "tokens": int(tokens.sum()), "model_nats_per_token": float(-model_ll.sum() / tokens.sum()),
                          "prior_nats_per_token": float(-prior_ll.sum() / tokens.sum()),
-                         "likelihood_speed_spearman": _spearman(model_ll[finite], 1 / latency[finite])})  # fmt: skip
+                         "likelihood_speed_spearman": spearman(model_ll[finite], 1 / latency[finite])})  # fmt: skip
     tokens = sum(r["tokens"] for r in rows)
     summary = {
         "model_nats_per_token": sum(r["model_nats_per_token"] * r["tokens"] for r in rows) / tokens,

@@ -50,7 +50,7 @@ def test_default_and_named_generators(tmp_path, monkeypatch):
     default = resolve_generator("default")
     assert isinstance(default, ModelGenerator) and str(path) in default.describe()
     assert isinstance(resolve_generator(str(path)), ModelGenerator)
-    with pytest.raises(ValueError, match="'default', 'prior' nor a checkpoint folder"):
+    with pytest.raises(ValueError, match="neither default nor prior nor a checkpoint folder"):
         resolve_generator(str(tmp_path / "nowhere"))
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..generators import GENERATOR_NAMES
+from ..generators import GENERATOR_NAMES, check_generator_spec
 from ..hardware import ProfileError, get_profile
 from ..plugin.registration import COST_MODELS, STRATEGIES
 from ..plugin.strategy import STOP
@@ -104,15 +104,16 @@ def _tune(args: argparse.Namespace) -> dict:
     check_seed(args.seed)
     if args.work_dir:
         check_writable_dir(args.work_dir, "--work-dir")
-    if args.generator not in GENERATOR_NAMES and not Path(args.generator).is_dir():
-        raise UsageError(f"--generator {args.generator!r} is neither {' nor '.join(GENERATOR_NAMES)} nor a checkpoint "
-                         "folder (one written by `tensorgpt train` or `tensorgpt bundle`)")  # fmt: skip
+    try:
+        check_generator_spec(args.generator)
+    except ValueError as err:
+        raise UsageError(f"--{err}") from None
     if args.export:
         if not args.model:
             raise UsageError("--export writes a tuned model: use it with --model")
-        check_writable_dir(Path(args.export).parent, "--export's folder")
         if not Path(args.export).parent.is_dir():
             raise UsageError(f"--export {args.export}: the folder {Path(args.export).parent} does not exist")
+        check_writable_dir(Path(args.export).parent, "--export's folder")
     try:
         target = get_profile(args.profile) if args.profile else parse_target(args.target)
         mod = get_workload(args.workload).build() if args.workload else None

@@ -9,6 +9,6 @@ of their proposals (``validity``). Importing this package does not import torch.
 from .base import Generator, Proposal
 from .mixture import MixtureGenerator
 from .prior import PriorGenerator
-from .resolve import GENERATOR_NAMES, resolve_generator
+from .resolve import GENERATOR_NAMES, check_generator_spec, resolve_generator
 
-__all__ = ["GENERATOR_NAMES", "Generator", "MixtureGenerator", "PriorGenerator", "Proposal", "resolve_generator"]
+__all__ = ["GENERATOR_NAMES", "Generator", "MixtureGenerator", "PriorGenerator", "Proposal", "check_generator_spec", "resolve_generator"]

@@ -15,6 +15,14 @@ from .prior import PriorGenerator
 GENERATOR_NAMES = ("default", "prior")
 
 
+def check_generator_spec(spec: Generator | str | Path | None) -> None:
+    """Refuse a spec that names nothing (cheap: no torch, no checkpoint read)."""
+    if isinstance(spec, Generator) or spec is None or spec in GENERATOR_NAMES or Path(spec).is_dir():
+        return
+    raise ValueError(f"generator {spec!r} is neither {' nor '.join(GENERATOR_NAMES)} nor a checkpoint folder "
+                     "(one written by `tensorgpt train` or `tensorgpt bundle`)")  # fmt: skip
+
+
 def resolve_generator(spec: Generator | str | Path | None) -> Generator:
     """``None``/"default" → the bundled checkpoint; "prior" → uniform legal sampling; a path → that
     checkpoint folder; a ``Generator`` is used as is."""
@@ -22,9 +30,7 @@ def resolve_generator(spec: Generator | str | Path | None) -> Generator:
         return spec
     if spec == "prior":
         return PriorGenerator()
-    if spec is not None and spec != "default" and not Path(spec).is_dir():
-        raise ValueError(f"generator {spec!r} is neither {', '.join(map(repr, GENERATOR_NAMES))} nor a "
-                         "checkpoint folder")  # fmt: skip
+    check_generator_spec(spec)
     from .model import ModelGenerator, default_generator  # torch: loaded only when a model is used
 
     return default_generator() if spec is None or spec == "default" else ModelGenerator.from_checkpoint(spec)

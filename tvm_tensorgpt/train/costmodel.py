@@ -124,7 +124,7 @@ def train_cost_model(data_dir: str | Path, out: str | Path, config: CostModelCon
     return summary
 
 
-def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
     rank_a, rank_b = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
     return float(np.corrcoef(rank_a, rank_b)[0, 1]) if len(a) > 2 and rank_a.std() and rank_b.std() else float("nan")
 
@@ -146,6 +146,6 @@ def evaluate(model: Pretrained, groups: list[Group], seed: int = 0) -> list[dict
         scores = model.margin(g.features)
         noise = rng.random(len(g.labels))
         rows.append({"task": g.task, "profile": g.profile, "records": len(g.labels),
-                     "spearman": _spearman(g.labels, scores), "recall": top_recall(g.labels, scores),
-                     "random_spearman": _spearman(g.labels, noise), "random_recall": top_recall(g.labels, noise)})  # fmt: skip
+                     "spearman": spearman(g.labels, scores), "recall": top_recall(g.labels, scores),
+                     "random_spearman": spearman(g.labels, noise), "random_recall": top_recall(g.labels, noise)})  # fmt: skip
     return rows
