@@ -41,11 +41,12 @@ class Recipe:
     hidden: int = 256
     layers: int = 4
     limit: int | None = None  # records read per source profile, verified examples per GPU (None: all)
+    min_weight: float = 0.05  # records > ~2.1x slower than their task's best (weight^4) are left out
     threads: int = 1
 
 
 RECIPE = Recipe()
-QUICK = Recipe(base_epochs=1, expert_epochs=1, ct_epochs=1, hidden=32, layers=1, limit=24)
+QUICK = Recipe(base_epochs=1, expert_epochs=1, ct_epochs=1, hidden=32, layers=1, limit=24, min_weight=0.0)
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def _examples(data_dir: str, variant: str, recipe: Recipe) -> dict:
     from tvm_tensorgpt.model.config import variant_config
     from tvm_tensorgpt.train.trainer import load_examples
 
-    return load_examples(data_dir, variant_config(variant), limit=recipe.limit)
+    return load_examples(data_dir, variant_config(variant), limit=recipe.limit, min_weight=recipe.min_weight)
 
 
 def _gpu_examples(variant: str, limit: int | None) -> dict:

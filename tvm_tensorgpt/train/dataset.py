@@ -40,6 +40,7 @@ class RecordStats:
     failed: int = 0
     unmatched: int = 0
     duplicates: int = 0
+    light: int = 0  # below min_weight
     examples: int = 0
 
 
@@ -51,12 +52,14 @@ def examples_from_database(
     exclude: Iterable[IRModule] = (),
     limit: int | None = None,
     sharpness: float = 4.0,
+    min_weight: float = 0.0,
 ) -> tuple[list[Example], RecordStats]:
     """Examples from every record of ``database`` (one profile's measurements).
 
     ``hardware_tokens`` default to the profile's bucket; ``standardizer`` None leaves the hardware
     vector out (no KV prefix); ``exclude`` are workloads never to train on (held-out tasks);
-    ``limit`` reads only the first records (quick runs).
+    ``limit`` reads only the first records (quick runs); records weighing less than ``min_weight``
+    are left out (far from their task's best, they add little to the weighted loss but all the cost).
     """
     target = Target(profile.target)
     vector = tuple(float(x) for x in standardizer(profile)) if standardizer is not None else None
@@ -104,6 +107,10 @@ def examples_from_database(
                 stats.duplicates += 1
                 continue
             seen.add(tuple(response))
-            examples.append(Example(list(prompt), response, vector, (task_best[key] / latency) ** sharpness, workload))
+            weight = (task_best[key] / latency) ** sharpness
+            if weight < min_weight:
+                stats.light += 1
+                continue
+            examples.append(Example(list(prompt), response, vector, weight, workload))
     stats.examples = len(examples)
     return examples, stats

@@ -41,10 +41,10 @@ class TrainConfig:
 
 
 def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] | None = None,
-                  limit: int | None = None) -> dict[str, list[Example]]:  # fmt: skip
+                  limit: int | None = None, min_weight: float = 0.0) -> dict[str, list[Example]]:  # fmt: skip
     """Examples per source profile from its database (never the held-out profile or tasks), with
     the prompt's hardware section the model expects (bucket or target string); ``limit``: only
-    each database's first records."""
+    each database's first records; ``min_weight``: see ``examples_from_database``."""
     standardizer = universe_standardizer()
     exclude = [t.mod for t in heldout_tasks()]
     out: dict[str, list[Example]] = {}
@@ -54,7 +54,8 @@ def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] 
         check_not_heldout(name)
         profile = get_profile(name)
         examples, stats = examples_from_database(open_database(root / name), profile, standardizer,
-                                                 model.hardware_tokens(profile), exclude, limit)  # fmt: skip
+                                                 model.hardware_tokens(profile), exclude, limit,
+                                                 min_weight=min_weight)  # fmt: skip
         logger.info("%s: %s", name, stats)
         out[name] = examples
     return out
