@@ -54,7 +54,7 @@ def _device(tmp_path: Path, device: str, **change) -> str:
 
 # (argv, message fragment); "{tmp}" is a fresh folder, "{file}" a plain file in it
 CLI_CASES = [
-    (["tune", "--workload", "matmul-128", "--trials", "0"], "--trials must be at least 1"),
+    (["tune", "--workload", "matmul-128", "--trials", "0"], "--trials 0 compiles a model with predicted schedules only"),
     (["tune", "--workload", "matmul-128", "--trials", "-3"], "--trials must be at least 1"),
     (["tune", "--workload", "matmul-128", "--per-round", "0"], "--per-round must be at least 1"),
     (["tune", "--workload", "matmul-128", "--seed", "-1"], "--seed must be between 0"),

@@ -40,7 +40,8 @@ def add_parser(sub: Any) -> None:
         help='JSON target dict, e.g. \'{"kind": "llvm", "mcpu": "znver3", "num-cores": 2}\', a TVM tag, '
         'or "host" (default: auto-detected)',
     )
-    tune.add_argument("--trials", type=int, default=64, help="measurement budget (default 64)")
+    tune.add_argument("--trials", type=int, default=64, help="measurement budget (default 64); with --model, 0 "
+                      "compiles with predicted schedules only (no measurement)")
     tune.add_argument("--per-round", type=int, default=16, help="candidates measured per round")
     tune.add_argument("--work-dir", help="MetaSchedule work_dir; re-running with it resumes (default: new temp dir)")
     tune.add_argument("--strategy", default="tensorgpt", choices=STRATEGIES)
@@ -99,7 +100,10 @@ def _stop_on_sigint(graceful: bool, work_dir: str) -> Iterator[None]:
 
 
 def _tune(args: argparse.Namespace) -> dict:
-    check_positive(args.trials, "--trials")
+    if args.trials == 0 and not args.model:
+        raise UsageError("--trials 0 compiles a model with predicted schedules only: use it with --model")
+    if args.trials != 0:
+        check_positive(args.trials, "--trials")
     check_positive(args.per_round, "--per-round")
     check_seed(args.seed)
     if args.work_dir:
@@ -142,15 +146,29 @@ def _print_summary(summary: dict) -> None:
     if summary["generated"]:
         print(f"TensorGPT candidates: {summary['generated']} generated, {summary['valid']} valid after postprocs")
     if "model" in summary:
-        print(f"model latency: tuned {summary['tuned_us']:.1f} us, untuned {summary['untuned_us']:.1f} us, "
-              f"PyTorch eager {summary['eager_us']:.1f} us ({summary['kernels_replaced']} kernels replaced from "
-              "the database)")  # fmt: skip
-        print("output: matches PyTorch (rtol 1e-2)" if summary["matches_pytorch"] else
-              "output: DIFFERS from PyTorch's (rtol 1e-2): do not deploy this build; please report it")  # fmt: skip
+        _print_model_table(summary)
     elif summary["best_us"] is not None:
         print(f"best latency: {summary['best_us']:.1f} us")
-    print(f"wall time: {summary['wall_s']:.1f} s")
+    if "model" not in summary:
+        print(f"wall time: {summary['wall_s']:.1f} s")
     if summary.get("library"):
         print(f"library: {summary['library']}; run it with\n"
               f"  lib = tvm.runtime.load_module({summary['library']!r})\n"
               "  vm = tvm.relax.VirtualMachine(lib, tvm.cpu()); out = vm['main'](*inputs)  # numpy via tvm.runtime.tensor")
+
+
+def _print_model_table(summary: dict) -> None:
+    """The end-of-run table: latencies against PyTorch eager, where each kernel's schedule came
+    from, wall time, and whether the output matches PyTorch."""
+    eager = summary["eager_us"]
+    print(f"\n{summary['model']} on {summary['profile'] or 'this machine'}          latency   vs PyTorch eager")
+    for label, key in (("tuned (" + summary["strategy"] + ")", "tuned_us"), ("untuned (TVM default loops)", "untuned_us"),
+                       ("PyTorch eager, same cores", "eager_us")):  # fmt: skip
+        print(f"  {label:<30} {summary[key] / 1000:>9.2f} ms   {summary[key] / eager:>6.2f}x")
+    naive = summary["kernels"] - summary["kernels_measured"] - summary["kernels_predicted"]
+    print(f"kernels: {summary['kernels']} = {summary['kernels_measured']} measured ({summary['trials']} trials) + "
+          f"{summary['kernels_predicted']} predicted (no measurement) + {naive} default loops")
+    print(f"wall time: {summary['wall_s']:.1f} s (tuning {summary['tuning_s']:.1f} s, predicting "
+          f"{summary.get('prediction_s', 0.0):.1f} s)")
+    print("output: matches PyTorch (rtol 1e-2)" if summary["matches_pytorch"] else
+          "output: DIFFERS from PyTorch's (rtol 1e-2): do not deploy this build; please report it")  # fmt: skip

@@ -19,13 +19,18 @@ from typing import Any
 import numpy as np
 import tvm
 import tvm_ffi
+from tqdm import tqdm
 from tvm.ir import IRModule
+from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
+from tvm.s_tir.meta_schedule.measure_callback import MeasureCallback, PyMeasureCallback
 from tvm.target import Target
 
+from ..generators import resolve_generator
 from ..hardware import HardwareProfile, this_machine
 from ..hardware.runner import local_runner
 from ..tvm_glue import (
+    TVM_ERRORS,
     TargetError,
     TargetLike,
     device_key,
@@ -36,6 +41,7 @@ from ..tvm_glue import (
     repair_database,
     same_device,
 )
+from .predict import PredictedDatabase, measured_workloads, predict_schedules
 from .strategy import TensorGPTSearchStrategy, TuningStats
 
 logger = logging.getLogger(__name__)
@@ -116,6 +122,23 @@ def _summarise(
     return total, valid, best
 
 
+@derived_object
+class TrialProgress(PyMeasureCallback):
+    """A progress bar over a tune's trials (stderr), advanced after every measured batch."""
+
+    def __init__(self, trials: int, tasks: list[str]) -> None:
+        self.tasks = tasks
+        self.bar = tqdm(total=trials, desc="tuning", unit="trial", mininterval=1.0, dynamic_ncols=True)
+
+    def apply(self, task_scheduler: Any, task_id: int, measure_candidates: list, builder_results: list,
+              runner_results: list) -> None:  # fmt: skip
+        self.bar.set_postfix_str(self.tasks[task_id][:40] if task_id < len(self.tasks) else "", refresh=False)
+        self.bar.update(len(runner_results))
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 def _tune(
     where: Any,
     work_dir: str,
@@ -135,18 +158,27 @@ def _tune(
     stats = TuningStats()
     search = TensorGPTSearchStrategy(generator, stats=stats) if strategy == "tensorgpt" else strategy
     start = time.perf_counter()
-    database = run(
-        target=target,
-        work_dir=work_dir,
-        max_trials_global=trials,
-        num_trials_per_iter=per_round,
-        builder=local_builder(max_workers=_cores(target)),
-        runner=runner,
-        strategy=search,
-        space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
-        cost_model=cost_model or default_cost_model(strategy),
-        seed=seed,
-    )
+    if trials > 0:
+        progress = TrialProgress(trials, list(workloads))
+        try:
+            database = run(
+                target=target,
+                work_dir=work_dir,
+                max_trials_global=trials,
+                num_trials_per_iter=per_round,
+                builder=local_builder(max_workers=_cores(target)),
+                runner=runner,
+                strategy=search,
+                space="tensorgpt" if strategy == "tensorgpt" else "post-order-apply",
+                cost_model=cost_model or default_cost_model(strategy),
+                measure_callbacks=[*MeasureCallback.create("default"), progress],
+                seed=seed,
+            )
+        finally:
+            progress.close()
+    else:  # nothing to measure: what the work_dir holds (a model's kernels are then predicted)
+        os.makedirs(work_dir, exist_ok=True)
+        database = ms.database.JSONDatabase(work_dir=work_dir)
     wall = time.perf_counter() - start
     total, valid, best = _summarise(database, workloads, target)
     totals = stats.total()
@@ -171,6 +203,26 @@ def _tune(
         extra=extra,
     )
     return result, database
+
+
+def ordered_tasks(tasks: list[Any]) -> list[Any]:
+    """A model's extracted tasks, the heaviest (FLOPs x occurrences) first: MetaSchedule's task
+    scheduler visits tasks in order before it follows its gradient, so a small budget reaches the
+    kernels that matter most."""
+
+    def cost(task: Any) -> float:
+        try:
+            return float(tvm.s_tir.analysis.estimate_tir_flops(task.dispatched[0])) * int(task.weight)
+        except TVM_ERRORS:
+            return 0.0
+
+    return sorted(tasks, key=cost, reverse=True)
+
+
+def spread_budget(trials: int, per_round: int, tasks: int) -> int:
+    """Trials per round, lowered so that the first visit to every task fits in ``trials`` (at least
+    one each, at most ``per_round``): a budget spent on a few tasks leaves the others naive."""
+    return max(1, min(per_round, trials // max(1, tasks)))
 
 
 def default_cost_model(strategy: str) -> str:
@@ -260,17 +312,37 @@ def _tune_relax(model: Any, where: TargetLike | HardwareProfile, work_dir: str, 
     # torch: only for models
     from ..workloads.models import apply_database, eager_latency, import_model, prepare, run_executable
 
+    started = time.perf_counter()
     target, _, _ = _resolve(where)
     raw, exported, example = import_model(model)
     prepared = prepare(raw, target)
-    tasks = ms.relax_integration.extract_tasks(prepared, target)
+    tasks = ordered_tasks(ms.relax_integration.extract_tasks(prepared, target))
+    if strategy == "tensorgpt":
+        generator = resolve_generator(generator)  # once: the tune and the predictions share it
+    if trials > 0:
+        per_round = spread_budget(trials, per_round, len(tasks))
 
     def run(**kwargs: Any) -> ms.database.Database:
-        return ms.relax_integration.tune_relax(prepared, params={}, **kwargs)
+        contexts, weights = ms.relax_integration.extracted_tasks_to_tune_contexts(
+            tasks, work_dir=kwargs["work_dir"], space=kwargs.pop("space"), strategy=kwargs.pop("strategy"),
+            seed=kwargs.pop("seed"))  # fmt: skip
+        kwargs.pop("target")
+        return ms.tune.tune_tasks(tasks=contexts, task_weights=weights, **kwargs)
 
     workloads = {t.task_name: t.dispatched[0] for t in tasks}
     result, database = _tune(where, work_dir, trials, strategy, per_round, seed, workloads, run, generator,
                              cost_model)  # fmt: skip
+    measured = measured_workloads(database, workloads.values(), target)
+    missing = {name: mod for (name, mod), done in zip(workloads.items(), measured) if not done}
+    predicted = 0
+    if missing and strategy == "tensorgpt":
+        predicting = time.perf_counter()
+        with tqdm(total=len(missing), desc="predicting", unit="kernel", mininterval=1.0) as bar:
+            predictions = predict_schedules(missing, target, generator, seed=seed, progress=lambda _: bar.update())
+        database = PredictedDatabase(database, predictions)
+        predicted = sum(p.trace is not None for p in predictions)
+        result.extra["prediction_s"] = round(time.perf_counter() - predicting, 2)
+    result.extra |= {"kernels": len(workloads), "kernels_measured": sum(measured), "kernels_predicted": predicted}
     inputs = [x.numpy() for x in example]
     tuned_exe, replaced = apply_database(raw, target, database)
     untuned_us = time_executable(tvm.compile(prepared, target=target), inputs)
@@ -283,5 +355,7 @@ def _tune_relax(model: Any, where: TargetLike | HardwareProfile, work_dir: str, 
                      float(np.max(np.abs(ours - reference.numpy()))))  # fmt: skip
     label = model if isinstance(model, str) else type(model[0]).__name__
     result.extra |= {"model": label, "untuned_us": untuned_us, "tuned_us": result.best_us, "eager_us": eager_us,
-                     "matches_pytorch": matches, "kernels_replaced": replaced}  # fmt: skip
+                     "matches_pytorch": matches, "kernels_replaced": replaced,
+                     "tuning_s": round(result.wall_s, 2)}  # fmt: skip
+    result.wall_s = time.perf_counter() - started  # the whole command: import, tune, predict, compile, time
     return tuned_exe, result
