@@ -2,7 +2,7 @@
 
     python benchmarks/report.py [--run benchmarks/results/subgraphs] [--reference-run
         benchmarks/results/ansor1000] [--gemm benchmarks/results/gemm]
-        [--networks benchmarks/results/networks] [--out docs/results.md] [--img docs/img]
+        [--networks 'benchmarks/results/networks*'] [--out docs/results.md] [--img docs/img]
 
 Normalized performance of a method on a task = reference latency ÷ the method's best latency
 (1.0 = as fast as the reference, higher is faster). The reference is Ansor@1000 (MetaSchedule
@@ -253,22 +253,76 @@ def gemm_section(meta: dict, cells: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def networks_section(meta: dict, cells: list[dict]) -> str:
-    """End to end: each tuned network built through relax beside its untuned build and PyTorch eager."""
+def networks_section(runs: list[tuple[dict, list[dict]]], image: str | None) -> str:
+    """End to end: each tuned network built through relax beside its untuned build and PyTorch
+    eager, one row per (network, budget, method) over every networks run."""
     lines = ["", "## End to end (whole networks through relax)", "",
-             f"`{meta['command']}` — profile `{meta['profile']}`, {meta['date']}, commit {meta['commit']}, "
-             f"{meta['trials']} trials per network (shared by all its tasks), seed {meta['seed']}. Median latency "
-             "in us of the relax VM; PyTorch eager on the profile's cores; \"output\" is whether the tuned "
-             "build computes what PyTorch computes (rtol 1e-2).", "",
-             "| network | method | tuned | untuned | speedup over untuned | PyTorch eager | output = PyTorch |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for c in cells:
-        e = c["extra"]
+             "Each run below: `run.py --suite networks` at one budget (trials per network, shared by all its "
+             "tasks). Latencies are the median of the relax VM (ms); PyTorch eager runs on the profile's cores; "
+             "\"kernels\" = measured + predicted (TensorGPT gives every kernel the budget does not reach the "
+             "cost model's best of a generated pool; Ansor leaves it TVM's default loops); \"output\" is "
+             "whether the tuned build computes what PyTorch computes (rtol 1e-2); wall = the whole cell "
+             "(import, tuning, prediction, compile, timing).", ""]  # fmt: skip
+    for meta, _ in runs:
+        lines.append(f"- `{meta['command']}` — profile `{meta['profile']}`, {meta['machine']['cpu']}, "
+                     f"{meta['date']}, commit {meta['commit']}, seed {meta['seed']}")  # fmt: skip
+    lines += ["", "| network | trials | method | tuned | x eager | untuned | speedup over untuned | PyTorch eager | "
+              "kernels (measured + predicted / all) | wall (s) | output = PyTorch | profile |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = [(c, meta) for meta, cells in runs for c in cells]
+    for c, meta in sorted(rows, key=lambda r: (r[0]["task"], r[1]["profile"], r[1]["trials"], r[0]["method"])):
+        e, ms_ = c["extra"], (lambda us: _fmt(us / 1000 if us else None, 1))
         speedup = e["untuned_us"] / c["best_us"] if c["best_us"] and e.get("untuned_us") else None
-        lines.append(f"| {c['task']} | {ROWS.get(c['method'], c['method'])} | {_fmt(c['best_us'], 1)} | "
-                     f"{_fmt(e.get('untuned_us'), 1)} | {_fmt(speedup, 2)} | {_fmt(e.get('eager_us'), 1)} | "
-                     f"{c['correct']} |")  # fmt: skip
+        vs_eager = c["best_us"] / e["eager_us"] if c["best_us"] and e.get("eager_us") else None
+        kernels = (f"{e['kernels_measured']} + {e['kernels_predicted']} / {e['kernels']}" if "kernels" in e
+                   else f"{e.get('kernels_replaced', '-')} replaced")  # fmt: skip
+        wall = (c.get("time_s") or {}).get("wall")
+        lines.append(f"| {c['task']} | {meta['trials']} | {ROWS.get(c['method'], c['method'])} | {ms_(c['best_us'])} | "
+                     f"{_fmt(vs_eager, 2)} | {ms_(e.get('untuned_us'))} | {_fmt(speedup, 1)} | "
+                     f"{ms_(e.get('eager_us'))} | {kernels} | {_fmt(wall, 0)} | {c['correct']} | "
+                     f"`{meta['profile']}` |")  # fmt: skip
+    if image:
+        lines += ["", f"![latency vs budget]({image})"]
     return "\n".join(lines) + "\n"
+
+
+def networks_plot(runs: list[tuple[dict, list[dict]]], img: Path) -> str | None:
+    """Tuned latency vs budget per network and method (the newest profile's runs), PyTorch eager
+    and the untuned build as horizontal lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    profile = max(runs, key=lambda r: r[0]["date"])[0]["profile"]
+    mine = [(meta, c) for meta, cells in runs if meta["profile"] == profile for c in cells]
+    networks = sorted({c["task"] for _, c in mine})
+    if not networks:
+        return None
+    fig, axes = plt.subplots(1, len(networks), figsize=(3.8 * len(networks), 3.2), squeeze=False)
+    for ax, network in zip(axes.flat, networks):
+        cells = [(meta["trials"], c) for meta, c in mine if c["task"] == network]
+        for method in sorted({c["method"] for _, c in cells}):
+            points = sorted((t, c["best_us"] / 1000) for t, c in cells if c["method"] == method and c["best_us"])
+            ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=ROWS.get(method, method))
+        extra = cells[0][1]["extra"]
+        for key, label, style in (("eager_us", "PyTorch eager", "--"), ("untuned_us", "untuned", ":")):
+            if extra.get(key):
+                ax.axhline(extra[key] / 1000, color="k", linestyle=style, linewidth=1, label=label)
+        ax.set_xscale("symlog", linthresh=16)
+        ax.set_yscale("log")
+        ax.set_title(network, fontsize=8)
+        ax.set_xlabel("trials (whole network)", fontsize=7)
+        ax.set_ylabel("latency (ms)", fontsize=7)
+        ax.tick_params(labelsize=6)
+    axes.flat[0].legend(fontsize=6)
+    fig.text(0.01, 0.005, f"profile {profile} | run.py --suite networks", fontsize=6)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    img.mkdir(parents=True, exist_ok=True)
+    path = img / "results_networks.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path.name
 
 
 def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], images: list[str], img_rel: str) -> str:
@@ -333,8 +387,8 @@ def main() -> None:
     parser.add_argument("--img", default=str(ROOT / "docs" / "img"))
     parser.add_argument("--budgets", default="16,32,64")
     parser.add_argument("--gemm", default=str(RESULTS / "gemm"), help="the gemm suite's run (if present)")
-    parser.add_argument("--networks", default=str(RESULTS / "networks"),
-                        help="the networks suite's run (if present)")
+    parser.add_argument("--networks", default=str(RESULTS / "networks*"),
+                        help="the networks suite's runs (a glob: one folder per budget)")
     args = parser.parse_args()
     meta, cells = load_run(Path(args.run))
     budgets = [b for b in (int(x) for x in args.budgets.split(",")) if b <= meta["trials"]] or [meta["trials"]]
@@ -348,8 +402,11 @@ def main() -> None:
     page = render(meta, cells, summary, budgets, images, img_rel)
     if (Path(args.gemm) / "meta.json").exists() and Path(args.gemm).resolve() != Path(args.run).resolve():
         page += gemm_section(*load_run(Path(args.gemm)))
-    if (Path(args.networks) / "results.jsonl").exists():
-        page += networks_section(*load_run(Path(args.networks)))
+    networks = [load_run(p) for p in sorted(Path(args.networks).parent.glob(Path(args.networks).name))
+                if (p / "results.jsonl").exists()]  # fmt: skip
+    if networks:
+        plot = networks_plot(networks, Path(args.img))
+        page += networks_section(networks, f"{img_rel}/{plot}" if plot else None)
     out.write_text(page, encoding="utf-8")
     (Path(args.run) / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     print(out)

@@ -113,18 +113,26 @@ def test_report_normalizes_to_ansor1000_where_it_finished(tmp_path):
     assert report.trials_to_reach(reference_curve, 1.0) is None
 
 
-def test_networks_section_reports_speedup_and_correctness():
+def test_networks_section_reports_each_budget_and_where_kernels_came_from(tmp_path):
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import report
 
-    meta = {"command": "python benchmarks/run.py --suite networks", "profile": "host-avx2-2c", "date": "d",
-            "commit": "c", "trials": 64, "seed": 1}  # fmt: skip
-    cells = [{"task": "resnet18", "method": "tensorgpt", "best_us": 2000.0, "correct": True,
-              "extra": {"untuned_us": 5000.0, "eager_us": 3000.0}},
-             {"task": "resnet18", "method": "ansor", "best_us": None, "correct": None, "extra": {}}]  # fmt: skip
-    page = report.networks_section(meta, cells)
-    assert "| resnet18 | TensorGPT | 2000.0 | 5000.0 | 2.50 | 3000.0 | True |" in page
-    assert "| resnet18 | Ansor | n/a | n/a | n/a | n/a | None |" in page
+    def run(trials, tuned):
+        meta = {"command": f"python benchmarks/run.py --suite networks --trials {trials}", "profile": "p-avx2-2c",
+                "date": f"d{trials}", "commit": "c", "trials": trials, "seed": 1, "machine": {"cpu": "cpu"}}
+        cells = [{"task": "resnet18", "method": "tensorgpt", "best_us": tuned, "correct": True, "time_s": {"wall": 90.0},
+                  "extra": {"untuned_us": 50000.0, "eager_us": 2500.0, "kernels": 19, "kernels_measured": trials // 4,
+                            "kernels_predicted": 19 - trials // 4}},
+                 {"task": "resnet18", "method": "ansor", "best_us": None, "correct": None, "extra": {}}]
+        return meta, cells  # fmt: skip
+
+    runs = [run(0, 10000.0), run(64, 5000.0)]
+    page = report.networks_section(runs, "img/results_networks.png")
+    assert "| resnet18 | 0 | TensorGPT | 10.0 | 4.00 | 50.0 | 5.0 | 2.5 | 0 + 19 / 19 | 90 | True | `p-avx2-2c` |" in page
+    assert "| resnet18 | 64 | TensorGPT | 5.0 | 2.00 | 50.0 | 10.0 | 2.5 | 16 + 3 / 19 | 90 | True |" in page
+    assert "| resnet18 | 64 | Ansor | n/a | n/a | n/a | n/a | n/a | - replaced | n/a | None |" in page
+    assert page.index("| resnet18 | 0 |") < page.index("| resnet18 | 64 |")
+    assert report.networks_plot(runs, tmp_path) == "results_networks.png" and (tmp_path / "results_networks.png").exists()
 
 
 def test_time_split_counts_every_search_scope_once():

@@ -69,7 +69,7 @@ def predict_schedules(
     task's name once it is done.
     """
     load_tensor_intrinsics(target)  # before any TuneContext: else it imports every target's (minutes)
-    strategy = TensorGPTSearchStrategy(generator, SearchConfig(pool=pool, epsilon=0.0))
+    strategy = TensorGPTSearchStrategy(generator, SearchConfig(pool=pool, pool_per_trial=pool, epsilon=0.0))
     cost_model = CostModel.create("tensorgpt")
     out = []
     for index, (name, mod) in enumerate(tasks.items()):

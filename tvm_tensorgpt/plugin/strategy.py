@@ -97,9 +97,12 @@ class SearchConfig:
     drawn at random from the rest (exploration). Without a cost model the pool is the round.
     ``prior_share`` of the generator's proposals come from the uniform prior (a
     ``MixtureGenerator``), so a generator worse than uniform cannot drag the search below it.
+    A round of n trials proposes at most ``pool_per_trial`` x n: a whole model's tune spreads its
+    budget in rounds of 1-3 trials, where a full pool would cost more time than the trials.
     """
 
     pool: int = 256
+    pool_per_trial: int = 64
     epsilon: float = 0.1
     refine_top: int = 8
     refine_share: tuple[float, float] = (0.1, 0.75)
@@ -243,7 +246,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         if state.trials >= state.max_trials or STOP.is_set():
             return None  # None (not []) tells the task scheduler this task is finished
         size = min(state.per_iter, state.max_trials - state.trials)
-        want = max(size, self.search.pool) if state.cost_model is not None else size
+        want = size
+        if state.cost_model is not None:
+            want = max(size, min(self.search.pool, self.search.pool_per_trial * size))
         progress = state.trials / max(1, state.max_trials - state.per_iter)
         low, high = self.search.refine_share
         refine = int(want * (low + (high - low) * min(1.0, progress))) if state.best(1) else 0
