@@ -11,7 +11,7 @@ with more trials measures those kernels for real.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from tvm.s_tir.schedule import Trace
 from tvm.target import Target
 
 from ..generators import Generator
-from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics, same_device
+from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics
 from .space import TensorGPTSpaceGenerator
 from .strategy import SearchConfig, TensorGPTSearchStrategy
 
@@ -40,19 +40,6 @@ class Prediction:
     task: str
     mod: IRModule
     trace: Trace | None
-
-
-def measured_workloads(database: Database, workloads: Iterable[IRModule], target: Target) -> list[bool]:
-    """Per workload: whether the database holds a record of it on this device with a latency."""
-    mods = list(workloads)
-    found = [False] * len(mods)
-    for record in database.get_all_tuning_records():
-        if record.run_secs is None or len(record.run_secs) == 0 or not same_device(record.target, target):
-            continue
-        for i, mod in enumerate(mods):
-            if not found[i] and tvm_ffi.structural_equal(record.workload.mod, mod):
-                found[i] = True
-    return found
 
 
 def predict_schedules(
