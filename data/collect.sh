@@ -16,7 +16,7 @@ print(' '.join(p.name for p in host_profiles() if not is_heldout(p) and '-native
 HELDOUT=$("$PY" -c "from tvm_tensorgpt.data.split import HELDOUT_HOST; print(HELDOUT_HOST)")
 for total in ${STEPS:-1000 2000 3500 5000}; do
   for profile in $SOURCES; do
-    "$PY" -m tvm_tensorgpt collect --profile "$profile" --tasks training --trials 64 --chunk "${CHUNK:-16}" \
+    "$PY" -m tvm_tensorgpt collect --profile "$profile" --tasks training --trials 64 --chunk "${CHUNK:-32}" \
       --max-records "$total" --data-dir data/records
   done
   [ "${REFERENCE:-1}" = 1 ] || continue

@@ -39,6 +39,11 @@ def test_examples_from_measured_records(tmp_path, llvm_target):
         decode_response(sketch, VOCAB.decode(example.response))  # the response fits its sketch
     held = examples_from_database(database, profile, None, exclude=[database.get_all_tuning_records()[0].workload.mod])
     assert held[0] == []
+    # min_weight leaves out exactly the records weighing less, and counts them
+    cut = sorted(e.weight for e in examples)[len(examples) // 2]
+    kept, light = examples_from_database(database, profile, universe_standardizer(), min_weight=cut)
+    assert sorted(e.weight for e in kept) == [w for w in sorted(e.weight for e in examples) if w >= cut]
+    assert light.light == stats.examples - len(kept) > 0 and light.examples == len(kept)
 
 
 def test_train_cli_runs_and_resumes(tmp_path, llvm_target):

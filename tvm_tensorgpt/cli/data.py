@@ -24,9 +24,11 @@ def add_parsers(sub: Any) -> None:
     collect_.add_argument("--tasks", default="training",
                           help="training | heldout | all | comma-separated task names (default: training)")
     collect_.add_argument("--trials", type=int, default=64, help="records per task to reach (default 64)")
-    collect_.add_argument("--chunk", type=int, default=16, help="trials per task per pass (default 16)")
+    collect_.add_argument("--chunk", type=int, default=CollectConfig.chunk,
+                          help=f"trials per task per pass (default {CollectConfig.chunk})")
     collect_.add_argument("--max-records", type=int, help="stop once the selected tasks hold this many records")
-    collect_.add_argument("--population", type=int, default=256, help="evolutionary search population")
+    collect_.add_argument("--population", type=int, default=CollectConfig.population,
+                          help=f"evolutionary search population (default {CollectConfig.population})")
     collect_.add_argument("--seed", type=int, default=0)
     collect_.add_argument("--data-dir", default="data/records", help="one database per profile below it")
     collect_.add_argument("--rpc", metavar="HOST:PORT", help="measure on the device behind this RPC tracker")

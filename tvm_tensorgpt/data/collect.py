@@ -36,6 +36,9 @@ from ..tvm_glue import DB_FILES, TVM_ERRORS, load_tensor_intrinsics, local_build
 from ..workloads.tasks import Task
 
 logger = logging.getLogger(__name__)
+# the .json.gz copies are refreshed at most this often (a large profile's take ~1 s to write); the
+# plain JSON files, which a resumed run reads first, get every record at once
+PACK_EVERY_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,10 @@ class RemoteDevice:
 @dataclass(frozen=True)
 class CollectConfig:
     trials: int = 64  # per task, in total
-    chunk: int = 16  # trials per task per pass (one tuning call)
-    population: int = 256  # evolutionary population (TVM's default 2048 costs minutes per round here)
+    chunk: int = 32  # trials per task per pass (one tuning call)
+    # evolutionary population: TVM's default 2048 costs minutes per round here, and until its cost
+    # model has 100 samples (a chunk never does) the search picks among it at random anyway
+    population: int = 128
     seed: int = 0
     max_records: int | None = None  # stop once the selected tasks hold this many records in total
 
@@ -127,8 +132,8 @@ def _seed(*parts: object) -> int:
     return zlib.crc32("|".join(map(str, parts)).encode()) % (2**31 - 2) + 1
 
 
-def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Database, runner: object,
-                trials: int, config: CollectConfig, pass_index: int, work_dir: Path) -> None:  # fmt: skip
+def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Database, builder: ms.Builder,
+                runner: object, trials: int, config: CollectConfig, pass_index: int, work_dir: Path) -> None:  # fmt: skip
     target = Target(profile.target)
     cores = int(profile.target.get("num-cores", 1))
     strategy = EvolutionarySearch(population_size=config.population)
@@ -146,8 +151,8 @@ def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Data
         task_weights=[1.0],
         work_dir=str(work_dir),
         max_trials_global=trials,
-        num_trials_per_iter=trials,  # one batch: each batch costs fresh builder/runner workers
-        builder=local_builder(max_workers=os.cpu_count() or 1),
+        num_trials_per_iter=trials,  # the chunk is one measured batch
+        builder=builder,
         runner=runner,  # type: ignore[arg-type]
         database=database,
         cost_model=ms.CostModel.create("xgb", num_tuning_cores=cores),
@@ -179,37 +184,44 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
     exhausted = _exhausted(directory)
     _write_provenance(directory, profile, command, started, before, before, exhausted)
     runner = remote.runner() if remote is not None else local_runner(profile)
+    builder = local_builder(max_workers=os.cpu_count() or 1)  # one for the whole run: its workers are kept
     missing = sum(max(0, config.trials - c) for c in counts.values())
     if config.max_records is not None:
         missing = max(0, min(missing, config.max_records - before))
     passes = -(-config.trials // config.chunk)
-    with tqdm(total=missing, desc=f"collect {profile.name}", unit="trial", file=sys.stderr,
-              dynamic_ncols=True, mininterval=5) as bar:  # fmt: skip
-        for pass_index in range(passes):
-            goal = min(config.trials, (pass_index + 1) * config.chunk)
-            for task in tasks:
-                need = goal - counts[task.name]
-                if need <= 0 or task.name in exhausted:
-                    continue
-                if config.max_records is not None and sum(counts.values()) >= config.max_records:
-                    break
-                bar.set_postfix_str(task.name[-40:], refresh=False)
-                start = time.perf_counter()
-                lines = _record_lines(directory)
-                try:
-                    _tune_chunk(task, profile, database, runner, need, config, pass_index, directory)
-                except TVM_ERRORS as err:
-                    logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
-                # the chunk's records are the lines it appended (re-reading the database grows with it)
-                now = counts[task.name] + _record_lines(directory) - lines
-                if now - counts[task.name] < max(1, need // 4):
-                    # evolutionary search found (almost) nothing new: a small space, measured out
-                    exhausted.add(task.name)
-                bar.update(max(0, min(now, config.trials) - counts[task.name]))
-                counts[task.name] = now
-                logger.info("%s: %d records (%.1f s)", task.name, now, time.perf_counter() - start)
-                _write_provenance(directory, profile, command, started, before, sum(counts.values()), exhausted)
-                pack(directory)
+    packed = time.perf_counter()
+    try:
+        with tqdm(total=missing, desc=f"collect {profile.name}", unit="trial", file=sys.stderr,
+                  dynamic_ncols=True, mininterval=5) as bar:  # fmt: skip
+            for pass_index in range(passes):
+                goal = min(config.trials, (pass_index + 1) * config.chunk)
+                for task in tasks:
+                    need = goal - counts[task.name]
+                    if need <= 0 or task.name in exhausted:
+                        continue
+                    if config.max_records is not None and sum(counts.values()) >= config.max_records:
+                        break
+                    bar.set_postfix_str(task.name[-40:], refresh=False)
+                    start = time.perf_counter()
+                    lines = _record_lines(directory)
+                    try:
+                        _tune_chunk(task, profile, database, builder, runner, need, config, pass_index, directory)
+                    except TVM_ERRORS as err:
+                        logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
+                    # the chunk's records are the lines it appended (re-reading the database grows with it)
+                    now = counts[task.name] + _record_lines(directory) - lines
+                    if now - counts[task.name] < max(1, need // 4):
+                        # evolutionary search found (almost) nothing new: a small space, measured out
+                        exhausted.add(task.name)
+                    bar.update(max(0, min(now, config.trials) - counts[task.name]))
+                    counts[task.name] = now
+                    logger.info("%s: %d records (%.1f s)", task.name, now, time.perf_counter() - start)
+                    _write_provenance(directory, profile, command, started, before, sum(counts.values()), exhausted)
+                    if time.perf_counter() - packed > PACK_EVERY_S:
+                        pack(directory)
+                        packed = time.perf_counter()
+    finally:  # a stopped run still leaves its records in the committed copies
+        pack(directory)
     return counts
 
 
@@ -234,8 +246,6 @@ def _exhausted(directory: Path) -> set[str]:
 
 def _write_provenance(directory: Path, profile: HardwareProfile, command: str | None, started: str,
                       before: int, after: int, exhausted: set[str]) -> None:  # fmt: skip
-    path = directory / "provenance.json"
-    data = json.loads(path.read_text()) if path.exists() else {"profile": profile.name, "runs": []}
     here = this_machine()
     run = {
         "command": command or " ".join(sys.argv),
@@ -248,12 +258,21 @@ def _write_provenance(directory: Path, profile: HardwareProfile, command: str | 
         "records_before": before,
         "records_after": after,
     }
+    append_provenance_run(directory, profile, run, exhausted)
+
+
+def append_provenance_run(directory: Path, profile: HardwareProfile, run: dict, exhausted: set[str]) -> None:
+    """Record ``run`` (a collection or an ingest) in the profile's ``provenance.json``; a run with the
+    same ``started`` as the last one replaces it (a collection updates its entry as it goes).
+    ``exhausted`` tasks join those already recorded, so later collections skip them."""
+    path = directory / "provenance.json"
+    data = json.loads(path.read_text()) if path.exists() else {"profile": profile.name, "runs": []}
     runs = data["runs"]
-    if runs and runs[-1]["started"] == started:
+    if runs and "started" in run and runs[-1].get("started") == run["started"]:
         runs[-1] = run
     else:
         runs.append(run)
     data["profile_specs"] = profile.raw()
     data.setdefault("machine", profile.machine)
-    data["exhausted"] = sorted(exhausted)
+    data["exhausted"] = sorted(set(data.get("exhausted", [])) | exhausted)
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")

@@ -24,7 +24,7 @@ from tvm.s_tir.meta_schedule.database import TuningRecord, Workload
 
 from ..hardware import HardwareProfile
 from ..tvm_glue import DB_FILES, TVM_ERRORS, device_key
-from .collect import open_database, pack, read_lines
+from .collect import append_provenance_run, open_database, pack, read_lines
 
 
 @dataclass
@@ -112,19 +112,15 @@ def ingest(work_dir: str | Path, profile: HardwareProfile, data_dir: str | Path,
 
 def _record_provenance(directory: Path, profile: HardwareProfile, source: Path, report: IngestReport,
                        command: str | None) -> None:  # fmt: skip
-    path = directory / "provenance.json"
-    data = json.loads(path.read_text()) if path.exists() else {"profile": profile.name, "runs": []}
     run = {"command": command or " ".join(sys.argv), "ingested": report.to_dict(), "source": str(source),
            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "target": profile.target,
            "machine": {"key": profile.machine} if profile.machine else {}}  # fmt: skip
+    exhausted: set[str] = set()
     if (source / "provenance.json").exists():
         run["source_provenance"] = json.loads((source / "provenance.json").read_text())
         # tasks the source's collection measured out stay skipped when this profile's grows
-        data["exhausted"] = sorted(set(data.get("exhausted", [])) | set(run["source_provenance"].get("exhausted", [])))
-    data["runs"].append(run)
-    data["profile_specs"] = profile.raw()
-    data.setdefault("machine", profile.machine)
-    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        exhausted = set(run["source_provenance"].get("exhausted", []))
+    append_provenance_run(directory, profile, run, exhausted)
 
 
 def _known_keys(directory: Path) -> set[tuple[str, str]]:
