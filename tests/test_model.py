@@ -142,6 +142,16 @@ def test_tiny_model_overfits_records_and_regenerates_them(task_spaces):
         for slot, d in zip(sketch.slots, decisions):
             if slot.kind == "tile":
                 assert int(torch.tensor(d).prod()) == slot.extent
+    # prior_mix moves sampling from the (over-confident) model towards uniform over the legal tokens
+    rows = 32
+    same = {}
+    for mix in (0.0, 1.0):
+        drawn = sample_decisions(net, [sketches[0]] * rows, ["HW_CPU_X86"], hardware.expand(rows, 24),
+                                 torch.Generator().manual_seed(2), SamplingConfig(prior_mix=mix))  # fmt: skip
+        same[mix] = sum(d == sketches[0].decisions for d in drawn) / rows
+    assert same[0.0] >= 0.9 and same[1.0] <= 0.25, same
+    with pytest.raises(ValueError, match="prior_mix"):
+        SamplingConfig(prior_mix=1.5)
 
 
 def test_checkpoint_round_trip_and_bad_files(tmp_path):

@@ -1,8 +1,8 @@
 """Batched sampling under the language's legality masks.
 
 Every step masks the logits to the tokens ``DecodingState`` allows for each sequence, so decoded
-decision sets are structurally valid by construction. Temperature and top-p (nucleus) shape the
-distribution; temperature 0 is greedy.
+decision sets are structurally valid by construction. Temperature, top-p (nucleus) and a per-step
+mixture with the uniform prior shape the distribution; temperature 0 is greedy.
 
 A round repeats a few sketches many times, so rows are decoded per prompt (same sketch, hardware
 vector and workload features): the prompt runs once and every row attends to it
@@ -25,8 +25,18 @@ from .network import TensorGPTNetwork
 
 @dataclass(frozen=True)
 class SamplingConfig:
+    """``prior_mix``: each step samples from ``(1 - prior_mix) * model + prior_mix * uniform`` over
+    the legal tokens. A model trained on some tasks is over-confident on others; on the held-out
+    tasks the bundled checkpoint alone fits worse than the uniform prior, mixed per token it fits
+    better (``benchmarks/fit.py --prior-mix``, docs/model.md)."""
+
     temperature: float = 1.0
     top_p: float = 0.95
+    prior_mix: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.prior_mix <= 1.0:
+            raise ValueError(f"prior_mix is a probability (0 = the model alone, 1 = uniform), not {self.prior_mix}")
 
 
 def _pick(logits: torch.Tensor, allowed: torch.Tensor, config: SamplingConfig, rng: torch.Generator) -> list[int]:
@@ -39,6 +49,9 @@ def _pick(logits: torch.Tensor, allowed: torch.Tensor, config: SamplingConfig, r
         ordered, index = probs.sort(dim=1, descending=True)
         drop = ordered.cumsum(dim=1) - ordered >= config.top_p  # always keeps the most likely token
         probs = torch.zeros_like(probs).scatter(1, index, ordered.masked_fill(drop, 0.0))
+    if config.prior_mix > 0:
+        uniform = allowed.float() / allowed.sum(dim=1, keepdim=True)
+        probs = (1 - config.prior_mix) * probs / probs.sum(dim=1, keepdim=True) + config.prior_mix * uniform
     return torch.multinomial(probs, 1, generator=rng).squeeze(1).tolist()
 
 
