@@ -25,6 +25,7 @@ from common import RESULTS, ROOT, read_cells
 
 ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + TensorGPT cost model",
         "prior": "Prior (same search)", "tlm": "TLM", "tlm-ct": "TLM-CT", "tensorgpt": "TensorGPT",
+        "tensorgpt-mix": "TensorGPT, prior per token",
         "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip
 REFERENCE_TRIALS = 1000  # Ansor@1000: the seed's reference
 

@@ -18,7 +18,9 @@ evolutionary search + its XGBoost cost model (TVM's auto_scheduler no longer exi
 successor in TVM); ``ansor-cm``: the same search with TensorGPT's pretrained cost model, which
 separates the cost model's contribution from the generator's. The others are the TensorGPT
 strategy with the same pretrained cost model and one generator each: ``prior`` (uniform legal
-decisions), ``tensorgpt`` (the bundled checkpoint), ``no-hg``, ``no-routing``, ``no-wa``, and
+decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the prior, per sequence),
+``tensorgpt-mix`` (the same checkpoint sampled with half the prior mixed in per token instead,
+``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``no-hg``, ``no-routing``, ``no-wa``, and
 ``tlm``/``tlm-ct`` (TLM rebuilt here from its paper's description: target-string prompts, no
 hardware grounding, no experts; TLM-CT trained further on the data TensorGPT uses); their
 checkpoints come from ``checkpoints.py``. Only the generator differs between those rows.
@@ -50,6 +52,8 @@ class Method:
     strategy: str
     cost_model: str
     checkpoint: bool = True  # its generator is a checkpoint (else the strategy's own or the prior)
+    trained_as: str | None = None  # the checkpoints.py method whose checkpoint it uses (default: its name)
+    prior_mix: float = 0.0  # SamplingConfig.prior_mix: the prior mixed in per token, not per sequence
 
 
 METHODS = {
@@ -59,6 +63,7 @@ METHODS = {
     "tlm": Method("tensorgpt", "tensorgpt"),
     "tlm-ct": Method("tensorgpt", "tensorgpt"),
     "tensorgpt": Method("tensorgpt", "tensorgpt"),
+    "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
     "no-hg": Method("tensorgpt", "tensorgpt"),
     "no-routing": Method("tensorgpt", "tensorgpt"),
     "no-wa": Method("tensorgpt", "tensorgpt"),
@@ -230,11 +235,19 @@ def _numpy_sgemm_gflops(n: int = 512, cores: int = 2) -> float:
     return 2 * n**3 / float(np.median(runs)) / 1e9
 
 
-def _generator(method: str, args: argparse.Namespace) -> Path | str | None:
-    """What a method's search proposes with: its checkpoint, the prior, or nothing (evolutionary)."""
-    if METHODS[method].checkpoint:
-        return checkpoint_for(method, args.checkpoints, args.data_dir, args.quick)
-    return "prior" if METHODS[method].strategy == "tensorgpt" else None
+def _generator(method: str, args: argparse.Namespace):
+    """What a method's search proposes with: its checkpoint (a folder, or a generator sampling it
+    with ``prior_mix``), the prior, or nothing (evolutionary)."""
+    spec = METHODS[method]
+    if not spec.checkpoint:
+        return "prior" if spec.strategy == "tensorgpt" else None
+    folder = checkpoint_for(spec.trained_as or method, args.checkpoints, args.data_dir, args.quick)
+    if not spec.prior_mix:
+        return folder
+    from tvm_tensorgpt.generators.model import ModelGenerator
+    from tvm_tensorgpt.model.generate import SamplingConfig
+
+    return ModelGenerator.from_checkpoint(folder, sampling=SamplingConfig(prior_mix=spec.prior_mix))
 
 
 def _start_meta(path: Path, meta: dict) -> dict:

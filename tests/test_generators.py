@@ -100,6 +100,16 @@ def test_mixture_splits_every_pool_and_the_strategy_mixes_in_the_prior(task_spac
     assert mixed.generator.describe() == "75% model + 25% prior"
     alone = tvm_tensorgpt.TensorGPTSearchStrategy(a, search=SearchConfig(prior_share=0.0)).generator
     assert alone is a
+    # a model that mixes the prior in per token is not mixed again per sequence
+    from tvm_tensorgpt.generators.model import ModelGenerator
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model.generate import SamplingConfig
+
+    per_token = ModelGenerator(tiny_net(), universe_standardizer(), sampling=SamplingConfig(prior_mix=0.5))
+    assert tvm_tensorgpt.TensorGPTSearchStrategy(per_token).generator is per_token
+    assert per_token.describe() == "network (50% prior per token)"
+    plain = ModelGenerator(tiny_net(), universe_standardizer())
+    assert isinstance(tvm_tensorgpt.TensorGPTSearchStrategy(plain).generator, MixtureGenerator)
 
 
 def test_online_adaptation_learns_from_measurements(task_spaces, llvm_target):
@@ -148,7 +158,7 @@ def test_a_device_far_from_every_expert_gets_the_base_model(task_spaces):
     assert generator.generate(sketches, 3, np.random.default_rng(0)) == far  # still the base alone
     generator.base_only = False  # the same device through the router: the experts change the proposals
     assert generator.generate(sketches, 3, np.random.default_rng(0)) != far
-    _, cosine = generator._closest_expert(get_profile("intel-xeon-avx2-2c"))  # a target would mean this machine
+    _, cosine = generator.closest_expert(get_profile("intel-xeon-avx2-2c"))  # a target would mean this machine
     assert cosine >= CLOSE_EXPERT
 
 

@@ -41,3 +41,9 @@ class Generator(ABC):
     def describe(self) -> str:
         """What proposes (shown in tuning results)."""
         return type(self).__name__
+
+    @property
+    def mixes_prior(self) -> bool:
+        """Whether the uniform prior is already part of what it proposes (then the search strategy
+        does not mix it in again, see ``SearchConfig.prior_share``)."""
+        return False

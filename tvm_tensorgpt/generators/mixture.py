@@ -42,3 +42,7 @@ class MixtureGenerator(Generator):
 
     def describe(self) -> str:
         return " + ".join(f"{w:.0%} {g.describe()}" for g, w in zip(self.generators, self.weights))
+
+    @property
+    def mixes_prior(self) -> bool:
+        return True  # its maker chose the parts and their shares: the search adds nothing

@@ -93,7 +93,12 @@ class ModelGenerator(Generator):
         self.device: tuple[Filter, ...] = ()  # the device's limits as masks (prepare)
 
     def describe(self) -> str:
-        return f"{self.source}" + (f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else "")
+        mix = f" ({self.sampling.prior_mix:.0%} prior per token)" if self.sampling.prior_mix else ""
+        return f"{self.source}{mix}" + (f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else "")
+
+    @property
+    def mixes_prior(self) -> bool:
+        return self.sampling.prior_mix > 0
 
     @classmethod
     def from_checkpoint(cls, path: str | Path, **kwargs) -> ModelGenerator:
@@ -108,14 +113,14 @@ class ModelGenerator(Generator):
         self.base_only = False
         experts = self.net.config.experts
         if experts and self.net.router is not None:
-            closest = self._closest_expert(self.profile)
+            closest = self.closest_expert(self.profile)
             if closest is not None and closest[1] < CLOSE_EXPERT:
                 self.base_only = True
                 logger.warning("TensorGPT: no expert is close to %s (closest %s, cosine %.2f < %.2f); "
                                "proposing with the base model alone", self.profile.name, *closest,
                                CLOSE_EXPERT)  # fmt: skip
 
-    def _closest_expert(self, profile: HardwareProfile) -> tuple[str, float] | None:
+    def closest_expert(self, profile: HardwareProfile) -> tuple[str, float] | None:
         """(expert, cosine similarity) of the expert device nearest ``profile``; None when the
         experts are not known profiles (a user's own devices)."""
         names = self.net.config.experts

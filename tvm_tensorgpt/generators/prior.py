@@ -43,6 +43,10 @@ class PriorGenerator(Generator):
     def describe(self) -> str:
         return "prior"
 
+    @property
+    def mixes_prior(self) -> bool:
+        return True
+
     def sample(self, sketch: Sketch, rng: np.random.Generator) -> list[Decision]:
         state = DecodingState(sketch, self.filters + self.device, tvm_locations=not self.probe_locations)
         while not state.done:

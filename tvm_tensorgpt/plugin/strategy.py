@@ -96,7 +96,8 @@ class SearchConfig:
     tuning's cost model ranks the pool; the best go to the builder, except an ``epsilon`` share
     drawn at random from the rest (exploration). Without a cost model the pool is the round.
     ``prior_share`` of the generator's proposals come from the uniform prior (a
-    ``MixtureGenerator``), so a generator worse than uniform cannot drag the search below it.
+    ``MixtureGenerator``), so a generator worse than uniform cannot drag the search below it;
+    a generator that mixes the prior in per token (``SamplingConfig.prior_mix``) is left alone.
     A round of n trials proposes at most ``pool_per_trial`` x n: a whole model's tune spreads its
     budget in rounds of 1-3 trials, where a full pool would cost more time than the trials.
     """
@@ -160,9 +161,9 @@ class _TaskState:
 
 
 def _with_prior(generator: Generator, share: float) -> Generator:
-    """``generator`` with ``share`` of its proposals from the prior; a prior or a mixture the
-    caller built is kept as it is."""
-    if share <= 0 or isinstance(generator, (PriorGenerator, MixtureGenerator)):
+    """``generator`` with ``share`` of its proposals from the prior; one that mixes the prior in
+    itself (the prior, a mixture the caller built, a model sampling with ``prior_mix``) is kept as it is."""
+    if share <= 0 or generator.mixes_prior:
         return generator
     return MixtureGenerator([(generator, 1 - share), (PriorGenerator(), share)])
 
