@@ -12,10 +12,10 @@ from conftest import kill_when_recorded, record_lines
 from tvm import relax
 from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
-from tvm.s_tir.meta_schedule.builder import LocalBuilder
 
 import tvm_tensorgpt
 from tvm_tensorgpt.tvm_glue import build_module
+from tvm_tensorgpt.tvm_glue.builder import PooledBuilder
 from tvm_tensorgpt.workloads import get_workload
 from tvm_tensorgpt.workloads.models import import_model, prepare
 
@@ -196,7 +196,7 @@ def test_strategy_and_space_resolve_to_the_plugin():
     assert isinstance(ms.search_strategy.create("tensorgpt"), tvm_tensorgpt.TensorGPTSearchStrategy)
     assert isinstance(ms.SpaceGenerator.create("tensorgpt"), tvm_tensorgpt.TensorGPTSpaceGenerator)
     builder = ms.Builder.create("tensorgpt", max_workers=1)
-    assert isinstance(builder, LocalBuilder) and builder._inst.f_build is build_module
+    assert isinstance(builder, PooledBuilder) and builder._inst.f_build is build_module  # workers kept across batches
 
 
 def test_stock_names_keep_working():
