@@ -196,3 +196,20 @@ def test_gpu_validity_labels_train_a_gpu_expert(tmp_path):
     assert load_checkpoint(experts)[0].config.experts == ("intel-xeon-sse42-1c", "rtx4090")
     assert main(["train", "--stage", "experts", "--base", str(base), "--out", str(tmp_path / "x"),
                  "--validity-dir", str(tmp_path), *tiny]) == 2  # fmt: skip
+
+
+def test_validation_holds_out_whole_tasks():
+    """The validation loss must measure workloads the model never trained on: a task's examples
+    are all in validation or all in training, and the same seed holds out the same tasks."""
+    from tvm_tensorgpt.model import Example
+    from tvm_tensorgpt.train.trainer import TrainConfig, _split
+
+    examples = [Example([1, 3, 7], [9, 10 + i, 2], task=1000 + i % 40) for i in range(400)]
+    config = TrainConfig(validation=0.1)
+    training, valid = _split(examples, config)
+    held = {e.task for e in valid}
+    assert len(held) == 4 and held.isdisjoint(e.task for e in training) and len(training) + len(valid) == 400
+    assert {e.task for e in _split(list(reversed(examples)), config)[1]} == held  # order does not matter
+    assert {e.task for e in _split(examples, TrainConfig(validation=0.1, seed=1))[1]} != held
+    untasked = [Example([1, 3, 7], [9, 10 + i, 2]) for i in range(40)]  # e.g. GPU validity labels
+    assert [len(part) for part in _split(untasked, config)] == [36, 4]

@@ -20,14 +20,16 @@ IGNORE = -100
 
 @dataclass(frozen=True)
 class Example:
-    """One (prompt, response) pair: token ids, the device's standardized vector, a weight, and
-    the workload features the router reads (experts only)."""
+    """One (prompt, response) pair: token ids, the device's standardized vector, a weight, the
+    workload features the router reads (experts only), and the task it came from (its structural
+    hash: validation holds out whole tasks)."""
 
     prompt: list[int]
     response: list[int]
     hardware: tuple[float, ...] | None = None
     weight: float = 1.0
     workload: tuple[float, ...] | None = None
+    task: int | None = None
 
 
 def collate(examples: Sequence[Example]) -> dict[str, torch.Tensor | None]:

@@ -111,6 +111,6 @@ def examples_from_database(
             if weight < min_weight:
                 stats.light += 1
                 continue
-            examples.append(Example(list(prompt), response, vector, weight, workload))
+            examples.append(Example(list(prompt), response, vector, weight, workload, key))
     stats.examples = len(examples)
     return examples, stats

@@ -2,7 +2,7 @@
 
 ``python -m tvm_tensorgpt train --out DIR`` (base) and ``train --stage experts --base DIR --out
 DIR2``: examples from ``data/records/<profile>/`` (held-out tasks and the held-out profile
-excluded), seeded validation splits, AdamW; checkpoints are ``DIR/`` folders (config.json +
+excluded), validation on whole tasks (seeded), AdamW; checkpoints are ``DIR/`` folders (config.json +
 model.safetensors + training.json with the losses). Re-running with the same ``--out`` resumes
 (after the last finished epoch, or stage; the optimizer state restarts).
 """
@@ -78,11 +78,20 @@ def evaluate(net: TensorGPTNetwork, examples: list[Example], batch: int, gates: 
 
 
 def _split(examples: list[Example], config: TrainConfig) -> tuple[list[Example], list[Example]]:
-    """(training, validation), seeded."""
-    shuffled = list(examples)
-    random.Random(config.seed).shuffle(shuffled)
-    cut = max(1, int(len(shuffled) * config.validation))
-    return shuffled[cut:], shuffled[:cut]
+    """(training, validation), seeded. Validation holds out whole tasks (``config.validation`` of
+    them): the model is used on workloads it never saw, and a random share of records would let
+    validation reward memorising a task's other records. A task's draw depends only on the seed and
+    the task, so every profile (and every expert) holds out the same ones. Examples without tasks
+    (or of one task) are split by example instead."""
+    tasks = {e.task for e in examples} - {None}
+    if len(tasks) < 2 or any(e.task is None for e in examples):
+        shuffled = list(examples)
+        random.Random(config.seed).shuffle(shuffled)
+        cut = max(1, int(len(shuffled) * config.validation))
+        return shuffled[cut:], shuffled[:cut]
+    draw = sorted(tasks, key=lambda task: random.Random(f"{config.seed}:{task}").random())
+    held = set(draw[: max(1, round(len(draw) * config.validation))])
+    return [e for e in examples if e.task not in held], [e for e in examples if e.task in held]
 
 
 def _fit(net: TensorGPTNetwork, examples: list[Example], params: list[torch.nn.Parameter], config: TrainConfig,
