@@ -60,6 +60,28 @@ def test_collection_resumes_after_kill(tmp_path):
     assert gzip.decompress((records.parent / "database_tuning_record.json.gz").read_bytes()).decode().splitlines() == after
 
 
+def test_self_training_collection_measures_with_the_tensorgpt_search(tmp_path, capsys):
+    """`collect --strategy tensorgpt`: the generator proposes and the pretrained cost model ranks;
+    every chunk measures what it was asked for, though the strategy counts the task's records in the
+    database as trials done; an unknown strategy is refused before anything is measured."""
+    task = SMALL[0]
+    argv = ["collect", "--profile", HERE_SSE_1C, "--tasks", task, "--trials", "8", "--chunk", "4",
+            "--data-dir", str(tmp_path), "--strategy", "tensorgpt"]  # fmt: skip
+    assert main(argv) == 0
+    directory = tmp_path / HERE_SSE_1C
+    database = open_database(directory)
+    assert records_per_task(database, [get_task(task)]) == {task: 8}  # two chunks of 4
+    assert all(r.run_secs for r in database.get_all_tuning_records())
+    run = json.loads((directory / "provenance.json").read_text())["runs"][-1]
+    assert run["strategy"] == "tensorgpt" and run["records_after"] == 8
+    try:
+        CollectConfig(strategy="random")
+    except ValueError as err:
+        assert "evolutionary, tensorgpt" in str(err)
+    else:
+        raise AssertionError("an unknown strategy was accepted")
+
+
 def _work_dir_with_records(tmp_path) -> str:
     work_dir = tmp_path / "user_logs"
     ms.tune_tir(get_workload("matmul-128").build(), tvm.target.Target(get_profile("intel-xeon-sse42-1c").target),

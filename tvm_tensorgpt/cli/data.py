@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..data.collect import CollectConfig, RemoteDevice, collect
+from ..data.collect import STRATEGIES, CollectConfig, RemoteDevice, collect
 from ..data.ingest import ingest
 from ..data.split import HELDOUT_HOST, heldout_tasks, is_heldout, training_tasks
 from ..data.stats import data_stats
@@ -30,6 +30,11 @@ def add_parsers(sub: Any) -> None:
     collect_.add_argument("--population", type=int, default=CollectConfig.population,
                           help=f"evolutionary search population (default {CollectConfig.population})")
     collect_.add_argument("--seed", type=int, default=0)
+    collect_.add_argument("--strategy", choices=STRATEGIES, default=CollectConfig.strategy,
+                          help="evolutionary (exploration, the default) or tensorgpt (self-training: the bundled "
+                               "generator proposes, the pretrained cost model ranks; records near each task's best)")
+    collect_.add_argument("--cost-model", choices=("xgb", "tensorgpt"),
+                          help="default: xgb for evolutionary, tensorgpt for tensorgpt")
     collect_.add_argument("--data-dir", default="data/records", help="one database per profile below it")
     collect_.add_argument("--rpc", metavar="HOST:PORT", help="measure on the device behind this RPC tracker")
     collect_.add_argument("--rpc-key", help="the device key registered with the tracker")
@@ -85,7 +90,8 @@ def run_collect(args: argparse.Namespace) -> int:
     check_writable_dir(args.data_dir, "--data-dir")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     config = CollectConfig(trials=args.trials, chunk=args.chunk, population=args.population,
-                           seed=args.seed, max_records=args.max_records)  # fmt: skip
+                           seed=args.seed, max_records=args.max_records, strategy=args.strategy,
+                           cost_model=args.cost_model)  # fmt: skip
     if bool(args.rpc) != bool(args.rpc_key):
         raise UsageError("--rpc and --rpc-key go together (tracker host:port and the device key)")
     remote = RemoteDevice(args.rpc, args.rpc_key) if args.rpc else None

@@ -1,4 +1,5 @@
-"""Measured data collection: MetaSchedule's evolutionary search over the training tasks, per profile.
+"""Measured data collection: MetaSchedule's evolutionary search (or TensorGPT's own search, for
+self-training) over the training tasks, per profile.
 
 Records go to one MetaSchedule JSON database per profile (``<data_dir>/<profile>/``, MetaSchedule's
 own layout: ``database_workload.json`` + ``database_tuning_record.json``), next to a
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 # the .json.gz copies are refreshed at most this often (a large profile's take ~1 s to write); the
 # plain JSON files, which a resumed run reads first, get every record at once
 PACK_EVERY_S = 120.0
+STRATEGIES = ("evolutionary", "tensorgpt")  # "tensorgpt" resolves through the plugin's registration
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,16 @@ class CollectConfig:
     population: int = 128
     seed: int = 0
     max_records: int | None = None  # stop once the selected tasks hold this many records in total
+    # "evolutionary" explores (its fresh XGB ranks at random within a chunk, so records are close
+    # to random draws); "tensorgpt" is the self-training round: the generator proposes, the
+    # pretrained cost model ranks and the best measured are refined, so records gather near each
+    # task's best (expert iteration, as TLM does)
+    strategy: str = "evolutionary"
+    cost_model: str | None = None  # None: the strategy's own ("xgb" for evolutionary, else "tensorgpt")
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown collection strategy {self.strategy!r}; known: {', '.join(STRATEGIES)}")
 
 
 def read_lines(path: Path) -> list[str]:
@@ -133,10 +145,14 @@ def _seed(*parts: object) -> int:
 
 
 def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Database, builder: ms.Builder,
-                runner: object, trials: int, config: CollectConfig, pass_index: int, work_dir: Path) -> None:  # fmt: skip
+                runner: object, have: int, trials: int, config: CollectConfig, pass_index: int,
+                work_dir: Path) -> None:  # fmt: skip
+    """``trials`` more records for a task that has ``have``, measured as one batch."""
     target = Target(profile.target)
     cores = int(profile.target.get("num-cores", 1))
-    strategy = EvolutionarySearch(population_size=config.population)
+    evolutionary = config.strategy == "evolutionary"
+    strategy = EvolutionarySearch(population_size=config.population) if evolutionary else config.strategy
+    cost_model = config.cost_model or ("xgb" if evolutionary else "tensorgpt")
     context = ms.TuneContext(
         mod=task.mod,
         target=target,
@@ -150,12 +166,13 @@ def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Data
         tasks=[context],
         task_weights=[1.0],
         work_dir=str(work_dir),
-        max_trials_global=trials,
+        # the TensorGPT strategy counts the task's records in the database as trials done
+        max_trials_global=trials if evolutionary else have + trials,
         num_trials_per_iter=trials,  # the chunk is one measured batch
         builder=builder,
         runner=runner,  # type: ignore[arg-type]
         database=database,
-        cost_model=ms.CostModel.create("xgb", num_tuning_cores=cores),
+        cost_model=ms.CostModel.create(cost_model, num_tuning_cores=cores),
         task_scheduler="round-robin",
     )
 
@@ -182,7 +199,7 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
     before = sum(counts.values())
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     exhausted = _exhausted(directory)
-    _write_provenance(directory, profile, command, started, before, before, exhausted)
+    _write_provenance(directory, profile, config, command, started, before, before, exhausted)
     runner = remote.runner() if remote is not None else local_runner(profile)
     builder = local_builder(max_workers=os.cpu_count() or 1)  # one for the whole run: its workers are kept
     missing = sum(max(0, config.trials - c) for c in counts.values())
@@ -205,7 +222,8 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
                     start = time.perf_counter()
                     lines = _record_lines(directory)
                     try:
-                        _tune_chunk(task, profile, database, builder, runner, need, config, pass_index, directory)
+                        _tune_chunk(task, profile, database, builder, runner, counts[task.name], need, config, pass_index,
+                                    directory)  # fmt: skip
                     except TVM_ERRORS as err:
                         logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
                     # the chunk's records are the lines it appended (re-reading the database grows with it)
@@ -216,7 +234,8 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
                     bar.update(max(0, min(now, config.trials) - counts[task.name]))
                     counts[task.name] = now
                     logger.info("%s: %d records (%.1f s)", task.name, now, time.perf_counter() - start)
-                    _write_provenance(directory, profile, command, started, before, sum(counts.values()), exhausted)
+                    _write_provenance(directory, profile, config, command, started, before, sum(counts.values()),
+                                      exhausted)  # fmt: skip
                     if time.perf_counter() - packed > PACK_EVERY_S:
                         pack(directory)
                         packed = time.perf_counter()
@@ -244,11 +263,12 @@ def _exhausted(directory: Path) -> set[str]:
     return set(json.loads(path.read_text()).get("exhausted", [])) if path.exists() else set()
 
 
-def _write_provenance(directory: Path, profile: HardwareProfile, command: str | None, started: str,
-                      before: int, after: int, exhausted: set[str]) -> None:  # fmt: skip
+def _write_provenance(directory: Path, profile: HardwareProfile, config: CollectConfig, command: str | None,
+                      started: str, before: int, after: int, exhausted: set[str]) -> None:  # fmt: skip
     here = this_machine()
     run = {
         "command": command or " ".join(sys.argv),
+        "strategy": config.strategy,
         "started": started,
         "updated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "tvm": tvm.__version__,
