@@ -60,6 +60,31 @@ def test_collection_resumes_after_kill(tmp_path):
     assert gzip.decompress((records.parent / "database_tuning_record.json.gz").read_bytes()).decode().splitlines() == after
 
 
+def test_ctrl_c_ends_a_collection_after_its_chunk(tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) ends `collect` cleanly after the
+    chunk being measured: exit 0, whole chunks kept and packed, no task marked measured out (TVM
+    swallows an exception raised inside a tune, so an interrupted chunk once looked exhausted)."""
+    import signal
+
+    directory = tmp_path / HERE_SSE_1C
+    command = [sys.executable, "-m", "tvm_tensorgpt", "collect", "--profile", HERE_SSE_1C, "--tasks",
+               ",".join(SMALL), "--trials", "24", "--chunk", "6", "--data-dir", str(tmp_path)]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+    deadline = time.time() + 300
+    while len(record_lines(directory)) < 6 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    assert "stopping after the chunk being measured" in err
+    kept = record_lines(directory)
+    assert 6 <= len(kept) < 48 and len(kept) % 6 == 0
+    packed = gzip.decompress((directory / "database_tuning_record.json.gz").read_bytes()).decode().splitlines()
+    assert packed == kept
+    assert json.loads((directory / "provenance.json").read_text())["exhausted"] == []
+
+
 def test_self_training_collection_measures_with_the_tensorgpt_search(tmp_path, capsys):
     """`collect --strategy tensorgpt`: the generator proposes and the pretrained cost model ranks;
     every chunk measures what it was asked for, though the strategy counts the task's records in the

@@ -8,21 +8,25 @@ own layout: ``database_workload.json`` + ``database_tuning_record.json``), next 
 Collection runs in passes: each pass gives every task ``chunk`` more trials (one tuning call with
 its own seed), so an interrupted run still covers many tasks. It is resumable: what a task already
 has in the database counts, a trailing line cut by a kill is dropped before the database opens, and
-a re-run only measures what is missing (a kill loses at most the batch being measured).
+a re-run only measures what is missing (a kill loses at most the batch being measured; Ctrl-C ends
+the run after it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import gzip
 import json
 import logging
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,7 +153,9 @@ def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Data
                 work_dir: Path) -> None:  # fmt: skip
     """``trials`` more records for a task that has ``have``, measured as one batch."""
     target = Target(profile.target)
-    cores = int(profile.target.get("num-cores", 1))
+    # the search and its cost model run on every core between batches (a 1-core profile's search
+    # kept the second core idle); only the runner is pinned to the profile's cores
+    cores = os.cpu_count() or 1
     evolutionary = config.strategy == "evolutionary"
     strategy = EvolutionarySearch(population_size=config.population) if evolutionary else config.strategy
     cost_model = config.cost_model or ("xgb" if evolutionary else "tensorgpt")
@@ -175,6 +181,32 @@ def _tune_chunk(task: Task, profile: HardwareProfile, database: ms.database.Data
         cost_model=ms.CostModel.create(cost_model, num_tuning_cores=cores),
         task_scheduler="round-robin",
     )
+
+
+@contextlib.contextmanager
+def _stop_on_sigint(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C (SIGINT): the first ends the collection after the chunk being measured; a second
+    abandons that chunk. Either way the run ends normally (its records packed, no task wrongly
+    marked measured out). TVM turns an exception raised inside a tune into an error the chunk loop
+    survives, which is why a flag and not the exception ends the loop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def again(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    def first(*_: object) -> None:
+        stop.set()
+        print("collect: stopping after the chunk being measured (Ctrl-C again to drop it)", file=sys.stderr,
+              flush=True)  # fmt: skip
+        signal.signal(signal.SIGINT, again)
+
+    previous = signal.signal(signal.SIGINT, first)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Path,
@@ -207,16 +239,17 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
         missing = max(0, min(missing, config.max_records - before))
     passes = -(-config.trials // config.chunk)
     packed = time.perf_counter()
+    stop = threading.Event()
     try:
-        with tqdm(total=missing, desc=f"collect {profile.name}", unit="trial", file=sys.stderr,
-                  dynamic_ncols=True, mininterval=5) as bar:  # fmt: skip
+        with _stop_on_sigint(stop), tqdm(total=missing, desc=f"collect {profile.name}", unit="trial",
+                                         file=sys.stderr, dynamic_ncols=True, mininterval=5) as bar:  # fmt: skip
             for pass_index in range(passes):
                 goal = min(config.trials, (pass_index + 1) * config.chunk)
                 for task in tasks:
                     need = goal - counts[task.name]
                     if need <= 0 or task.name in exhausted:
                         continue
-                    if config.max_records is not None and sum(counts.values()) >= config.max_records:
+                    if stop.is_set() or (config.max_records is not None and sum(counts.values()) >= config.max_records):
                         break
                     bar.set_postfix_str(task.name[-40:], refresh=False)
                     start = time.perf_counter()
@@ -224,12 +257,15 @@ def collect(profile: HardwareProfile, tasks: Sequence[Task], data_dir: str | Pat
                     try:
                         _tune_chunk(task, profile, database, builder, runner, counts[task.name], need, config, pass_index,
                                     directory)  # fmt: skip
+                        failed = False
                     except TVM_ERRORS as err:
-                        logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
+                        failed = True
+                        if not stop.is_set():
+                            logger.warning("%s: tuning failed, skipped this pass: %s", task.name, str(err)[:500])
                     # the chunk's records are the lines it appended (re-reading the database grows with it)
                     now = counts[task.name] + _record_lines(directory) - lines
-                    if now - counts[task.name] < max(1, need // 4):
-                        # evolutionary search found (almost) nothing new: a small space, measured out
+                    if not failed and not stop.is_set() and now - counts[task.name] < max(1, need // 4):
+                        # the search found (almost) nothing new: a small space, measured out
                         exhausted.add(task.name)
                     bar.update(max(0, min(now, config.trials) - counts[task.name]))
                     counts[task.name] = now
