@@ -36,13 +36,13 @@ def main() -> None:
     parser.add_argument("--profile", default=HELDOUT_HOST)
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
-    args.suite, args.quick = "subgraphs", False  # the harness settings run_meta records
+    args.suite, args.quick, args.seeds = "subgraphs", False, [args.seed]  # the harness settings run_meta records
     profile = get_profile(args.profile)
     path = Path(args.out) / "adaptation.jsonl"
     done = read_cells(path)
     for task in heldout_tasks()[: args.tasks]:
         for arm, steps in (("static", 0), (f"adapt-{args.steps}", args.steps)):
-            if (arm, task.name) in done:
+            if (arm, task.name, args.seed) in done:
                 continue
             generator = ModelGenerator.from_checkpoint(DEFAULT_CHECKPOINT, adapt=AdaptConfig(steps=steps))
             cell = tune_cell(arm, task.name, task.mod, profile, generator, args.trials, args.per_round, args.seed,

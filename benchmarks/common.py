@@ -51,12 +51,13 @@ def run_meta(args: argparse.Namespace) -> dict:
     """A tuning run's meta.json: its provenance and the settings every cell shares (run.py and
     adaptation.py, whose cells come from the same harness)."""
     return provenance(command_line()) | {
-        "profile": args.profile, "suite": args.suite, "trials": args.trials, "seed": args.seed,
+        "profile": args.profile, "suite": args.suite, "trials": args.trials, "seeds": args.seeds,
         "per_round": args.per_round, "quick": args.quick}  # fmt: skip
 
 
-def read_cells(path: Path) -> dict[tuple[str, str], dict]:
-    """Finished cells of a results.jsonl by (method, task): what a resumed run skips and the report reads."""
+def read_cells(path: Path) -> dict[tuple[str, str, int], dict]:
+    """Finished cells of a results.jsonl by (method, task, seed): what a resumed run skips and the
+    report reads."""
     cells = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -64,5 +65,5 @@ def read_cells(path: Path) -> dict[tuple[str, str], dict]:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by a kill: that cell runs again
-            cells[(row["method"], row["task"])] = row
+            cells[(row["method"], row["task"], row.get("seed", 1))] = row
     return cells

@@ -11,6 +11,11 @@ where that run finished the task; otherwise the best latency any method reached 
 this run. Tables report geometric means over tasks; the ablation table (the seed's form) uses only
 the tasks that have Ansor@1000. Validity = valid after postprocessing ÷ generated, and ran ÷
 trials (Ansor proposes only postprocessed schedules, so only the second applies to it).
+
+With several seeds, or once ``remeasure.py`` has measured every cell's best schedules again in one
+batch, a section compares each row with Ansor and TLM-CT at the run's budget: the ratio per task
+and seed, its geometric mean over tasks per seed, the mean over seeds, the seeds' spread and a
+bootstrap interval over tasks; on the re-measured latencies where they exist.
 """
 
 from __future__ import annotations
@@ -21,13 +26,17 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
 from common import RESULTS, ROOT, read_cells
+from remeasure import read_remeasured
 
 ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + TensorGPT cost model",
         "prior": "Prior (same search)", "tlm": "TLM", "tlm-ct": "TLM-CT", "tensorgpt": "TensorGPT",
         "tensorgpt-mix": "TensorGPT, prior per token",
         "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip
 REFERENCE_TRIALS = 1000  # Ansor@1000: the seed's reference
+BASELINES = ("ansor", "tlm-ct")  # what the search issue's target compares TensorGPT with
+BOOTSTRAP_DRAWS = 2000
 
 
 def load_run(folder: Path) -> tuple[dict, list[dict]]:
@@ -87,12 +96,65 @@ def summarise(cells: list[dict], reference: dict[str, dict], budgets: list[int])
     ablation["ansor@1000"]["normalized"] = dict.fromkeys(budgets, 1.0 if covered else None)  # by definition
     for m in methods:
         ablation[m] = _method_row([c for c in cells if c["method"] == m and c["task"] in covered], ref, budgets)
+    first = min((c["seed"] for c in cells), default=None)
     to_match = {m: {c["task"]: trials_to_reach(reference[c["task"]]["curve_us"], c["best_us"])
-                    for c in cells if c["method"] == m and c["task"] in covered and c["best_us"]}
+                    for c in cells if c["method"] == m and c["task"] in covered and c["best_us"] and c["seed"] == first}
                 for m in methods}  # fmt: skip
     return {"methods": out, "ablation": ablation, "reference_from_ansor1000": covered, "tasks": tasks,
             "reference_us": {t: reference[t]["best_us"] for t in covered},
             "ansor1000_trials_to_match": to_match}  # fmt: skip
+
+
+def seed_comparison(cells: list[dict], remeasured: dict[tuple[str, str, int], dict],
+                    baselines: tuple[str, ...] = BASELINES) -> dict:  # fmt: skip
+    """Each method against each baseline: per seed, the geometric mean over tasks of baseline
+    latency ÷ method latency (> 1: the method is faster); their mean, the seeds' spread, and a 95 %
+    bootstrap interval of that mean over tasks (the same resample for every seed). Latencies are the
+    re-measured ones where every cell has one, else those logged while tuning."""
+    source = "re-measured" if cells and all((c["method"], c["task"], c["seed"]) in remeasured for c in cells) else "tuned"
+    value = {(c["method"], c["task"], c["seed"]): (remeasured[(c["method"], c["task"], c["seed"])]["best_us"]
+                                                   if source == "re-measured" else c["best_us"]) for c in cells}  # fmt: skip
+    seeds = sorted({c["seed"] for c in cells})
+    methods = list(dict.fromkeys(c["method"] for c in cells))
+    rng = np.random.default_rng(0)
+    out: dict = {"source": source, "seeds": seeds, "rows": {}}
+    for base in (b for b in baselines if b in methods):
+        for method in methods:
+            tasks = sorted({t for m, t, _ in value if m == method
+                            and all(value.get((k, t, s)) for k in (method, base) for s in seeds)})  # fmt: skip
+            if not tasks:
+                continue
+            logs = np.log([[value[(base, t, s)] / value[(method, t, s)] for s in seeds] for t in tasks])  # task x seed
+            per_seed = np.exp(logs.mean(axis=0))
+            draws = rng.integers(0, len(tasks), size=(BOOTSTRAP_DRAWS, len(tasks)))
+            means = np.exp(logs[draws].mean(axis=1)).mean(axis=1)  # draw x seed -> mean over seeds
+            out["rows"].setdefault(method, {})[base] = {
+                "mean": float(per_seed.mean()), "per_seed": dict(zip(seeds, map(float, per_seed))),
+                "ci95": [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))], "tasks": len(tasks)}  # fmt: skip
+    return out
+
+
+def _seed_section(comparison: dict, trials: int) -> list[str]:
+    bases = [b for b in BASELINES if any(b in row for row in comparison["rows"].values())]
+    if not bases:
+        return []
+    seeds = comparison["seeds"]
+    source = ("each cell's best schedules re-measured together by `benchmarks/remeasure.py`"
+              if comparison["source"] == "re-measured" else "the latencies logged while tuning (not re-measured)")  # fmt: skip
+    lines = ["", f"**Against Ansor and TLM-CT at {trials} trials, seeds {', '.join(map(str, seeds))}.** Baseline latency "
+             "÷ method latency (> 1: faster than the baseline), geometric mean over tasks per seed, then the mean "
+             f"over seeds; the seeds' lowest and highest; 95 % bootstrap interval over tasks ({BOOTSTRAP_DRAWS} "
+             f"draws). Latencies: {source}.", "",
+             "| method | " + " | ".join(f"vs {ROWS.get(b, b)}@{trials} | seeds | 95 % interval" for b in bases) + " |",
+             "|---|" + "---|---|---|" * len(bases)]  # fmt: skip
+    for method, row in comparison["rows"].items():
+        cells = []
+        for base in bases:
+            r = row.get(base)
+            cells += ([_fmt(r["mean"]), f"{_fmt(min(r['per_seed'].values()))}-{_fmt(max(r['per_seed'].values()))}",
+                       f"{_fmt(r['ci95'][0])}-{_fmt(r['ci95'][1])}"] if r else ["n/a"] * 3)  # fmt: skip
+        lines.append(f"| {ROWS.get(method, method)} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _median(values: list[int]) -> float:
@@ -111,6 +173,11 @@ def _norm_table(rows: dict[str, dict], budgets: list[int]) -> list[str]:
         lines.append(f"| {ROWS.get(method, method)} | {norm} | {valid} | {100 * row['ran_rate']:.1f} % | "
                      f"{100 * row['correct']:.0f} % |")  # fmt: skip
     return lines
+
+
+def _seeds(meta: dict) -> str:
+    """The run's seeds (meta.json of runs before ``--seeds`` holds one ``seed``)."""
+    return ", ".join(map(str, meta.get("seeds", [meta.get("seed")])))
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -173,7 +240,10 @@ def _plots(cells: list[dict], reference: dict[str, dict], meta: dict, img: Path)
 
 def _losses(cells: list[dict], tasks: list[str]) -> list[str]:
     """Where TensorGPT is slower than a baseline (Ansor, TLM, TLM-CT) at the full budget."""
-    best = {(c["method"], c["task"]): c["best_us"] for c in cells}
+    by_cell: dict[tuple[str, str], list[float]] = {}
+    for c in cells:
+        by_cell.setdefault((c["method"], c["task"]), []).append(c["best_us"])
+    best = {key: _geomean(values) for key, values in by_cell.items()}  # over seeds
     out = []
     for task in tasks:
         ours = best.get(("tensorgpt", task))
@@ -266,7 +336,7 @@ def networks_section(runs: list[tuple[dict, list[dict]]], image: str | None) -> 
              "(import, tuning, prediction, compile, timing).", ""]  # fmt: skip
     for meta, _ in runs:
         lines.append(f"- `{meta['command']}` — profile `{meta['profile']}`, {meta['machine']['cpu']}, "
-                     f"{meta['date']}, commit {meta['commit']}, seed {meta['seed']}")  # fmt: skip
+                     f"{meta['date']}, commit {meta['commit']}, seeds {_seeds(meta)}")  # fmt: skip
     lines += ["", "| network | trials | method | tuned | x eager | untuned | speedup over untuned | PyTorch eager | "
               "kernels (measured + predicted / all) | wall (s) | output = PyTorch | profile |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -331,7 +401,7 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
              "Regenerated by `python benchmarks/report.py` from the harness's result files; do not edit by hand.", "",
              f"**Run:** `{meta['command']}` — profile `{meta['profile']}` (target `{json.dumps(meta.get('target'))}`), "
              f"{meta['date']}, commit {meta['commit']}, {meta['machine']['cpu']} ({meta['machine']['cores']} cores). "
-             f"Seed {meta['seed']}, {meta['per_round']} candidates per round, {meta['trials']} trials per cell; the "
+             f"Seeds {_seeds(meta)}, {meta['per_round']} candidates per round, {meta['trials']} trials per cell; the "
              "smaller budgets are prefixes of that run.", ""]  # fmt: skip
     if meta.get("quick"):
         lines += ["> **Quick run** (`--quick`: two small tasks, 4 trials, tiny checkpoints trained on the fly). "
@@ -341,6 +411,8 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
               f"Ansor@1000 for {len(reference)} of {len(tasks)} tasks; the best latency any method reached on "
               "the task otherwise. Geometric mean over tasks.", ""]  # fmt: skip
     lines += _norm_table(summary["methods"], budgets)
+    if len(summary["seeds"]["seeds"]) > 1 or summary["seeds"]["source"] == "re-measured":
+        lines += _seed_section(summary["seeds"], meta["trials"])
     lines += ["", f"**Ablation** (the seed's form: normalized to Ansor@1000, held-out profile `{meta['profile']}`), "
               f"over the {len(reference)} tasks that have Ansor@1000"
               + (" — all of them." if len(reference) == len(tasks) else
@@ -364,11 +436,14 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
         lines.append(f"| {ROWS.get(method, method)} | {generation} | {t['cost_model']:.1f} | {t['build']:.1f} | "
                      f"{t['run']:.1f} | {t['wall']:.1f} |")  # fmt: skip
     methods = summary["methods"]
-    lines += ["", "Per task: best latency (us) after the full budget; Ansor@1000 and the trials its curve needs to "
-              "reach TensorGPT's best.", "",
+    lines += ["", "Per task: best latency (us) after the full budget (geometric mean over seeds); Ansor@1000 and the "
+              "trials its curve needs to reach TensorGPT's best (first seed).", "",
               "| task | " + " | ".join(ROWS.get(m, m) for m in methods) + " | Ansor@1000 | Ansor trials to TensorGPT |",
               "|---|" + "---|" * (len(methods) + 2)]  # fmt: skip
-    best = {(c["method"], c["task"]): c["best_us"] for c in cells}
+    by_cell: dict[tuple[str, str], list[float]] = {}
+    for c in cells:
+        by_cell.setdefault((c["method"], c["task"]), []).append(c["best_us"])
+    best = {key: _geomean(values) for key, values in by_cell.items()}  # over seeds
     for task in tasks:
         values = [_fmt(best.get((m, task)), 1) for m in methods]
         needed = to_match.get(task, "n/a")
@@ -394,7 +469,7 @@ def main() -> None:
     meta, cells = load_run(Path(args.run))
     budgets = [b for b in (int(x) for x in args.budgets.split(",")) if b <= meta["trials"]] or [meta["trials"]]
     reference = reference_cells(Path(args.reference_run)) if not meta.get("quick") else {}
-    summary = summarise(cells, reference, budgets)
+    summary = summarise(cells, reference, budgets) | {"seeds": seed_comparison(cells, read_remeasured(Path(args.run)))}
     images = _plots(cells, reference, meta, Path(args.img))
     router = router_plot(Path(args.img), f"{meta['date']} | {meta['commit']}") if not meta.get("quick") else None
     images += [router] if router else []

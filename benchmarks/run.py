@@ -1,12 +1,13 @@
 """Ansor, TLM, TLM-CT, TensorGPT and its ablations in one harness.
 
     python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|networks|gemm] [--tasks ...]
-        [--profile amd-zen3-avx2-2c] [--trials 64] [--per-round 16] [--out benchmarks/results/subgraphs]
-        [--quick] [--json]
+        [--profile amd-zen3-avx2-2c] [--trials 64] [--per-round 16] [--seeds 1,2,3]
+        [--out benchmarks/results/subgraphs] [--quick] [--json]
+    python benchmarks/remeasure.py --run benchmarks/results/subgraphs  # each cell's best 3, one quiet batch
     python benchmarks/run.py --methods ansor --trials 1000 --per-round 64 --out benchmarks/results/ansor1000
 
 Every method tunes the same tasks with the same builder, runner (pinned to the profile's cores),
-per-round size and seed, each cell (method, task) in a fresh work_dir. One run per cell at the
+per-round size and seeds, each cell (method, task, seed) in a fresh work_dir. One run per cell at the
 largest budget; the budgets 16/32/... are its prefixes (best latency after k trials: the curve).
 Cells finished before are skipped (``results.jsonl`` is appended per cell), so a killed run
 resumes. ``--quick``: two small held-out tasks, 4 trials, tiny checkpoints trained on the fly —
@@ -90,9 +91,13 @@ class Cell:
     correct: bool | None  # the best schedule's output equals the untuned build's
     time_s: dict[str, float] = field(default_factory=dict)  # generation, cost_model, build, run, total
     extra: dict = field(default_factory=dict)
+    # the fastest measured schedules (trace JSON as MetaSchedule stores it, latency us): what
+    # remeasure.py measures again, all cells in one quiet batch
+    top: list[dict] = field(default_factory=list)
 
 
 SEARCH_COST_SCOPES = ("TensorGPT/CostModel", "EvoSearch/Evolve/PredictNormalizedScore")
+TOP = 3  # schedules per cell kept for re-measurement
 
 
 def _split_time(profile: dict[str, float]) -> dict[str, float]:
@@ -125,6 +130,16 @@ def _curve(work_dir: str, trials: int) -> tuple[list[float | None], int]:
             best = latency if best is None else min(best, latency)
         curve.append(best)
     return curve, ran
+
+
+def _top(work_dir: str, trials: int, count: int = TOP) -> list[dict]:
+    """The ``count`` fastest measured schedules of a cell's first ``trials`` records."""
+    measured = []
+    for line in (Path(work_dir) / "database_tuning_record.json").read_text(encoding="utf-8").splitlines()[:trials]:
+        trace, run_secs = json.loads(line)[1][:2]
+        if run_secs:
+            measured.append({"trace": trace, "us": float(np.mean([float(s) for s in run_secs])) * 1e6})
+    return sorted(measured, key=lambda m: m["us"])[:count]
 
 
 def _correct(mod, database, target) -> bool | None:
@@ -186,7 +201,8 @@ def tune_cell(method: str, name: str, mod, profile, generator, trials: int, per_
     generating = strategy == "tensorgpt"
     return Cell(method, name, trials, seed, curve, curve[-1] if curve else None,
                 result.generated if generating else None, result.valid if generating else None,
-                result.extra.get("built"), ran, correct, times, {**result.extra, "work_dir": work_dir})  # fmt: skip
+                result.extra.get("built"), ran, correct, times, {**result.extra, "work_dir": work_dir},
+                _top(work_dir, trials))  # fmt: skip
 
 
 def network_cell(method: str, name: str, profile, generator, trials: int, per_round: int, seed: int,
@@ -287,29 +303,30 @@ def run(args: argparse.Namespace) -> dict:
     if args.tasks:
         wanted = args.tasks.split(",")
         tasks = tasks[: int(wanted[0])] if wanted[0].isdigit() else [t for t in tasks if t[0] in wanted]
-    cells = [(m, name, mod) for name, mod in tasks for m in args.methods]  # a cut run has whole tasks
-    todo = [c for c in cells if (c[0], c[1]) not in done]
+    # seed-major, so a cut run has whole seeds of whole tasks
+    cells = [(m, name, mod, seed) for seed in args.seeds for name, mod in tasks for m in args.methods]
+    todo = [c for c in cells if (c[0], c[1], c[3]) not in done]
     meta = _start_meta(out / "meta.json", run_meta(args) | {"target": json.loads(str(parse_target(profile.target)))})
     started = time.perf_counter()
-    for index, (method, name, mod) in enumerate(todo):
+    for index, (method, name, mod, seed) in enumerate(todo):
         checkpoint = _generator(method, args)
         work_dir = tempfile.mkdtemp(prefix=f"bench-{method}-", dir=args.work_root)
         tune = network_cell if args.suite == "networks" else functools.partial(tune_cell, mod=mod)
         cell = tune(method=method, name=name, profile=profile, generator=checkpoint, trials=args.trials,
-                    per_round=args.per_round, seed=args.seed, work_dir=work_dir)  # fmt: skip
+                    per_round=args.per_round, seed=seed, work_dir=work_dir)  # fmt: skip
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(asdict(cell)) + "\n")
-        done[(method, name)] = asdict(cell)
+        done[(method, name, seed)] = asdict(cell)
         elapsed = time.perf_counter() - started
         eta = elapsed / (index + 1) * (len(todo) - index - 1)
         best = f"{cell.best_us:.1f} us" if cell.best_us else "none"
-        print(f"[{index + 1}/{len(todo)}] {method:10s} {name}: best {best}, ran {cell.ran}/{cell.trials}"
+        print(f"[{index + 1}/{len(todo)}] {method:10s} {name} seed {seed}: best {best}, ran {cell.ran}/{cell.trials}"
               f" (ETA {eta / 60:.0f} min)", file=sys.stderr, flush=True)  # fmt: skip
     if args.suite == "gemm":
         meta["numpy_sgemm_gflops"] = round(_numpy_sgemm_gflops(512, profile.specs.cores), 2)
         meta["peak_gflops"] = round(profile.specs.peak_gflops, 1)
         (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
-    return {"meta": meta, "cells": [done[(m, n)] for m, n, _ in cells]}
+    return {"meta": meta, "cells": [done[(m, n, seed)] for m, n, _, seed in cells]}
 
 
 def main() -> None:
@@ -319,7 +336,7 @@ def main() -> None:
     parser.add_argument("--profile", help="the held-out host profile by default (on its machine)")
     parser.add_argument("--trials", type=int, default=64, help="budget per cell (its prefixes give 16, 32)")
     parser.add_argument("--per-round", type=int, default=16)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", default="1", help="comma-separated; every cell runs once per seed")
     parser.add_argument("--out", help="run folder (default: benchmarks/results/<suite>; with --quick a new "
                         "temporary folder, never the committed results)")
     parser.add_argument("--checkpoints", default=str(CHECKPOINTS), help="where method checkpoints live")
@@ -330,6 +347,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args()
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    try:
+        args.seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+    except ValueError:
+        parser.error(f"--seeds takes comma-separated integers, e.g. 1,2,3, not {args.seeds!r}")
     unknown = [m for m in args.methods if m not in METHODS]
     if unknown:
         parser.error(f"unknown methods {unknown}; known: {', '.join(METHODS)}")

@@ -1,0 +1,128 @@
+"""Measure every cell's best schedules again, all in one batch on a quiet machine.
+
+    python benchmarks/remeasure.py --run benchmarks/results/subgraphs [--repeats 3]
+
+A cell's best latency comes from one measurement taken while it tuned; here one task's best spread
+4.2x over 8 seeds, and latencies logged under load were off by 0.5-2.4x. So the rows are compared
+on values taken together: each cell's ``top`` schedules (run.py keeps its 3 fastest) are rebuilt
+from their traces, built with the plugin's builder and measured with the tuning's runner and evaluator
+(pinned to the profile's cores), ``--repeats`` times each, task by task so every method's schedules of a task
+are measured minutes apart at most. A cell's re-measured latency is the fastest of its schedules
+(the median of each schedule's repeats). Appended per task to ``remeasured.jsonl`` in the run
+folder (a killed run resumes); ``report.py`` compares the rows on these values when they exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from common import provenance, read_cells
+
+REMEASURED = "remeasured.jsonl"
+
+
+def read_remeasured(folder: Path) -> dict[tuple[str, str, int], dict]:
+    """Re-measured cells by (method, task, seed); a line cut by a kill is measured again."""
+    return read_cells(folder / REMEASURED)
+
+
+def _module(name: str):
+    """A cell's workload: a task of the networks, or a named workload (the gemm suite)."""
+    from tvm_tensorgpt.workloads import get_workload
+    from tvm_tensorgpt.workloads.tasks import get_task
+
+    try:
+        return get_task(name).mod
+    except KeyError:
+        return get_workload(name).build()
+
+
+def _schedules(mod, traces: list) -> list:
+    """The cell's schedules, rebuilt from MetaSchedule's trace JSON (postprocessing included)."""
+    from tvm.s_tir import Schedule
+    from tvm.s_tir.schedule import Trace
+
+    out = []
+    for trace in traces:
+        sch = Schedule(mod)
+        Trace.apply_json_to_schedule(trace, sch)
+        out.append(sch)
+    return out
+
+
+def measure(schedules: list, profile, repeats: int) -> list[float | None]:
+    """Median latency (us) of each schedule over ``repeats`` repeats of the tuning's measurement
+    (TVM's default evaluator: 3 runs, at least 100 ms, per repeat); None where it failed."""
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.builder import BuilderInput
+    from tvm.s_tir.meta_schedule.runner import EvaluatorConfig, RunnerInput
+    from tvm.target import Target
+
+    from tvm_tensorgpt.hardware.runner import local_runner
+    from tvm_tensorgpt.tvm_glue import local_builder
+
+    target = Target(profile.target)
+    built = local_builder().build([BuilderInput(s.mod, target) for s in schedules])
+    ok = [i for i, b in enumerate(built) if b.error_msg is None]
+    runner = local_runner(profile, EvaluatorConfig(repeat=repeats))
+    inputs = [RunnerInput(built[i].artifact_path, "cpu", ArgInfo.from_entry_func(schedules[i].mod, remove_preproc=True))
+              for i in ok]  # fmt: skip
+    out: list[float | None] = [None] * len(schedules)
+    for i, future in zip(ok, runner.run(inputs)):
+        result = future.result()
+        if result.error_msg is None:
+            out[i] = float(np.median([float(x) for x in result.run_secs])) * 1e6
+    return out
+
+
+def remeasure(folder: Path, repeats: int) -> list[dict]:
+    from tvm.target import Target
+
+    from tvm_tensorgpt.hardware import check_this_machine, get_profile
+    from tvm_tensorgpt.tvm_glue import load_tensor_intrinsics
+
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    profile = get_profile(meta["profile"])
+    check_this_machine(profile, "re-measure on")
+    load_tensor_intrinsics(Target(profile.target))
+    cells = [c for c in read_cells(folder / "results.jsonl").values() if c.get("top")]
+    done = read_remeasured(folder)
+    todo = [c for c in cells if (c["method"], c["task"], c["seed"]) not in done]
+    stamp = provenance(" ".join([Path(sys.argv[0]).name, *sys.argv[1:]]))
+    tasks = list(dict.fromkeys(c["task"] for c in todo))
+    for index, task in enumerate(tasks, start=1):
+        mine = [c for c in todo if c["task"] == task]
+        mod = _module(task)
+        schedules = [_schedules(mod, [t["trace"] for t in c["top"]]) for c in mine]
+        latencies = iter(measure([s for group in schedules for s in group], profile, repeats))
+        rows = []
+        for cell, group in zip(mine, schedules):
+            us = [next(latencies) for _ in group]
+            finite = [u for u in us if u is not None]
+            rows.append({"method": cell["method"], "task": task, "seed": cell["seed"],
+                         "tuned_us": [t["us"] for t in cell["top"]], "remeasured_us": us,
+                         "best_us": min(finite) if finite else None, "repeats": repeats,
+                         "date": stamp["date"], "commit": stamp["commit"], "machine": stamp["machine"]})  # fmt: skip
+        with open(folder / REMEASURED, "a", encoding="utf-8") as f:
+            f.writelines(json.dumps(row) + "\n" for row in rows)
+        print(f"[{index}/{len(tasks)}] {task}: {len(rows)} cells re-measured", file=sys.stderr, flush=True)
+    return list(read_remeasured(folder).values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", required=True, help="a run.py folder (results.jsonl + meta.json)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each schedule (the median counts)")
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    rows = remeasure(Path(args.run), args.repeats)
+    print(f"{len(rows)} cells re-measured in {Path(args.run) / REMEASURED}")
+
+
+if __name__ == "__main__":
+    main()
