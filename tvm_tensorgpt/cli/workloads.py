@@ -14,6 +14,8 @@ def add_parser(sub: Any) -> None:
     workloads = sub.add_parser("workloads", help="list built-in workloads, models and network tasks")
     workloads.add_argument("--tasks", action="store_true", help="also list every task of the five networks")
     workloads.add_argument("--extract", metavar="PATH", help="re-extract the network tasks into PATH (.json.gz)")
+    workloads.add_argument("--networks", help="with --extract: only these networks (comma-separated); the "
+                           "committed tasks of the others are kept as they are")
     workloads.set_defaults(run=run)
 
 
@@ -21,7 +23,9 @@ def run(args: argparse.Namespace) -> int:
     from ..workloads.models import MODELS  # torch: the models are PyTorch modules
 
     if args.extract:
-        tasks = extract_tasks()
+        only = [n.strip() for n in args.networks.split(",") if n.strip()] if args.networks else None
+        keep = [t for t in load_tasks() if t.networks[0] not in only] if only else []
+        tasks = extract_tasks(only, keep)
         save_tasks(tasks, args.extract)
         print(f"wrote {len(tasks)} tasks to {args.extract}")
         return 0

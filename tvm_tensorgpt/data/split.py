@@ -4,7 +4,7 @@ The seed holds out a device and a set of representative subgraphs, and evaluates
 Here the held-out CPU is ``HELDOUT_HOST`` (an AMD EPYC Zen 3 host profile playing the seed's
 held-out Ryzen, Zen 3 as well): no training record comes from its machine and vector ISA (any core
 count). The held-out GPU is ``HELDOUT_GPU`` (no validity labels are made for it), the held-out
-tasks ``HELDOUT_TASKS``; every other task of the five networks is a training task.
+tasks ``HELDOUT_TASKS``; every other task (of the networks and the training-only kernels) trains.
 """
 
 from __future__ import annotations

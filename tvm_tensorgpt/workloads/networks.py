@@ -1,4 +1,5 @@
-"""The seed's five workloads as PyTorch modules, batch 1, with the reference layer shapes.
+"""The seed's five workloads as PyTorch modules, batch 1, with the reference layer shapes (and
+one module of training-only kernels, ``TRAINING_ONLY``).
 
 torchvision does not import beside the CPU torch wheel this project installs, so the networks are
 defined here with torchvision's layer configurations: ResNet-18/50, MobileNetV2, DenseNet-121,
@@ -183,6 +184,35 @@ class BertEncoder(nn.Module):
         return self.layers(x)
 
 
+class ThinKinds(nn.Module):
+    """Kernels of the kinds the networks above have few of, in shapes no held-out task has:
+    batched matmuls (the networks' only two are held out), dense layers, depthwise convolutions
+    and reductions. Training data only: it is not a model anyone tunes.
+
+    From one (1, 256, 512) input: two attention + feed-forward layers of other widths and head
+    counts (8 heads of 64 and 16 of 32, sequence 256; then 8 heads of 64 on a 64-token slice), a
+    plain batched matmul, and the result folded into a 128-channel 32x32 image for 3x3 and 5x5
+    depthwise convolutions and the pooling reductions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wide = EncoderLayer(hidden=512, heads=8, ffn=2048)
+        self.narrow = EncoderLayer(hidden=512, heads=16, ffn=1024)
+        self.short = EncoderLayer(hidden=512, heads=8, ffn=1536)
+        self.dw3 = nn.Conv2d(128, 128, 3, padding=1, groups=128)
+        self.dw5 = nn.Conv2d(128, 128, 5, stride=2, padding=2, groups=128)
+        self.head = nn.Linear(128, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.narrow(self.wide(x))
+        tokens = self.short(x[:, :64])
+        mixed = torch.matmul(x.reshape(4, 256, 128), tokens.reshape(4, 64, 128).transpose(1, 2))  # (4, 256, 64)
+        image = (x + mixed.reshape(1, 256, 256).repeat(1, 1, 2)).reshape(1, 128, 32, 32)
+        image = self.dw5(torch.relu(self.dw3(image)))
+        pooled = nn.functional.max_pool2d(image, 16).flatten(1) + image.mean(dim=(2, 3))
+        return torch.log_softmax(self.head(pooled), dim=-1)
+
+
 NETWORKS: dict[str, tuple[str, Callable[[], nn.Module], tuple[int, ...]]] = {
     "resnet18": ("ResNet-18, 224x224", lambda: ResNet("basic", [2, 2, 2, 2]), (1, 3, 224, 224)),
     "resnet50": ("ResNet-50, 224x224", lambda: ResNet("bottleneck", [3, 4, 6, 3]), (1, 3, 224, 224)),
@@ -192,12 +222,18 @@ NETWORKS: dict[str, tuple[str, Callable[[], nn.Module], tuple[int, ...]]] = {
               (1, 3, 16, 112, 112)),
     "bert": ("BERT-base-style encoder (2 layers), sequence 128", BertEncoder, (1, 128, 768)),
 }  # fmt: skip
+# Networks whose tasks are training data only (not offered as models to tune).
+TRAINING_ONLY: dict[str, tuple[str, Callable[[], nn.Module], tuple[int, ...]]] = {
+    "thinkinds": ("batched matmuls, dense layers, depthwise convolutions and reductions (training data)",
+                  ThinKinds, (1, 256, 512)),
+}  # fmt: skip
 
 
 def build_network(name: str) -> tuple[nn.Module, tuple[Any, ...]]:
     """(eval-mode module with seeded random weights, example input)."""
-    if name not in NETWORKS:
-        raise ValueError(f"unknown network {name!r}; known networks: {', '.join(NETWORKS)}")
-    _, make, shape = NETWORKS[name]
+    known = NETWORKS | TRAINING_ONLY
+    if name not in known:
+        raise ValueError(f"unknown network {name!r}; known networks: {', '.join(known)}")
+    _, make, shape = known[name]
     torch.manual_seed(0)
     return make().eval(), (torch.randn(*shape),)

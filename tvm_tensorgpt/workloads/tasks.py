@@ -12,8 +12,10 @@ Task names are ``<network>/<relax task name>``. Which of them are held out is th
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -55,19 +57,20 @@ def task_kind(mod: IRModule) -> str:
     return "elementwise"
 
 
-def extract_tasks(networks: list[str] | None = None) -> list[Task]:
-    """Tasks of the networks (all five by default), deduplicated across networks."""
+def extract_tasks(networks: list[str] | None = None, keep: Sequence[Task] = ()) -> list[Task]:
+    """Tasks of the networks (all, the training-only ones last, by default), deduplicated across
+    networks; ``keep``: tasks extracted before, listed first (a kernel they have keeps their name)."""
     # torch only when extracting (start-up cost): loading the committed tasks needs none of it
     import torch
     from tvm.relax.frontend.torch import from_exported_program
 
     from .models import prepare
-    from .networks import NETWORKS, build_network
+    from .networks import NETWORKS, TRAINING_ONLY, build_network
 
     target = tvm.target.Target({"kind": "llvm", "num-cores": 2})
     load_tensor_intrinsics(target)
-    tasks: list[Task] = []
-    for network in networks or list(NETWORKS):
+    tasks: list[Task] = [dataclasses.replace(t, networks=list(t.networks)) for t in keep]
+    for network in networks or [*NETWORKS, *TRAINING_ONLY]:
         module, example = build_network(network)
         with torch.no_grad():
             exported = torch.export.export(module, example)
