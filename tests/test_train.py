@@ -49,6 +49,7 @@ def test_examples_from_measured_records(tmp_path, llvm_target):
 def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
     """`tensorgpt train` on a tiny database: an epoch, a checkpoint, a resume, a clear refusal."""
     import json
+    from pathlib import Path
 
     from tvm.s_tir import meta_schedule as ms
 
@@ -72,10 +73,20 @@ def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
     net, _ = load_checkpoint(out)
     assert net.config.hidden == 32
     assert main(["train", "--out", str(tmp_path / "x"), "--data-dir", str(data), "--profiles", "amd-zen3-avx2-2c"]) == 2
-    # bundling: float16 weights, the training history in provenance.json, loads like the source
-    assert main(["bundle", str(out), "--out", str(tmp_path / "bundled"), "--note", "test"]) == 0
+    # bundling ships a checkpoint only if it fits the held-out reference better than the uniform prior
+    # and ranks it by speed; --force ships it anyway; either way the numbers go to provenance.json
+    from tvm_tensorgpt.train.fit import heldout_fit, shipping_verdict
+
+    reference = str(Path(__file__).resolve().parents[1] / "data" / "reference")
+    passed, line = shipping_verdict(heldout_fit(*load_checkpoint(out), reference)["summary"])
+    judged = main(["bundle", str(out), "--out", str(tmp_path / "judged"), "--reference", reference])
+    assert judged == (0 if passed else 2) and (tmp_path / "judged").exists() == passed, line
+    assert main(["bundle", str(out), "--out", str(tmp_path / "none"), "--reference", str(tmp_path)]) == 2
+    assert main(["bundle", str(out), "--out", str(tmp_path / "bundled"), "--note", "test", "--reference", reference,
+                 "--force"]) == 0  # fmt: skip
     provenance = json.loads((tmp_path / "bundled" / "provenance.json").read_text())
     assert provenance["note"] == "test" and provenance["training"][str(out)]["epochs_done"] == 2
+    assert provenance["heldout_fit"]["passed"] == passed and provenance["heldout_fit"]["prior_nats_per_token"] > 0
     assert provenance["bytes"] < 0.6 * (out / "model.safetensors").stat().st_size
     assert load_checkpoint(tmp_path / "bundled")[0].config == net.config
     assert main(["bundle", str(tmp_path / "x"), "--out", str(tmp_path / "y")]) == 2  # not a checkpoint

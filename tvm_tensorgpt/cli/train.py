@@ -43,6 +43,13 @@ def add_parsers(sub: Any) -> None:
     bundle.add_argument("checkpoint", help="a trained checkpoint folder (e.g. from `train --stage experts`)")
     bundle.add_argument("--out", help="destination (default: the package's tvm_tensorgpt/model/default)")
     bundle.add_argument("--note", default="", help="free text for provenance.json (e.g. the data commit)")
+    bundle.add_argument("--reference", default="data/reference",
+                        help="held-out records the checkpoint must fit better than the uniform prior and rank by "
+                             "speed (default data/reference)")
+    bundle.add_argument("--prior-mix", type=float, default=0.0,
+                        help="judge the checkpoint as sampled with this per-token prior mix (default 0: alone)")
+    bundle.add_argument("--force", action="store_true", help="ship it even if it fails that rule (the numbers "
+                        "are still recorded)")
     bundle.set_defaults(run=run_bundle)
 
 
@@ -89,14 +96,30 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_bundle(args: argparse.Namespace) -> int:
-    from ..model.checkpoint import DEFAULT_CHECKPOINT, CheckpointError, bundle_checkpoint  # torch
+    """Ship a checkpoint only if it fits held-out records better than the uniform prior and ranks
+    them by speed (``train.fit.shipping_verdict``); ``--force`` ships it anyway. Either way the
+    numbers go to provenance.json."""
+    from ..model.checkpoint import DEFAULT_CHECKPOINT, CheckpointError, bundle_checkpoint, load_checkpoint  # torch
+    from ..train.fit import heldout_fit, shipping_verdict
 
+    if not 0.0 <= args.prior_mix <= 1.0:
+        raise UsageError(f"--prior-mix is a probability (0..1), not {args.prior_mix}")
+    try:
+        net, standardizer = load_checkpoint(args.checkpoint)
+        fit = heldout_fit(net, standardizer, args.reference, [args.prior_mix])
+    except (CheckpointError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    passed, line = shipping_verdict(fit["summary"], args.prior_mix)
+    if not passed and not args.force:
+        raise UsageError(f"{args.checkpoint} is not shipped: {line}; it must fit better than the prior and rank "
+                         "by speed (above 0); --force ships it anyway")  # fmt: skip
     provenance = {"date": datetime.date.today().isoformat(), "command": " ".join(["tensorgpt", *sys.argv[1:]]),
-                  "note": args.note}  # fmt: skip
+                  "note": args.note, "heldout_fit": {"reference": args.reference, "prior_mix": args.prior_mix,
+                                                     "passed": passed, **fit["summary"]}}  # fmt: skip
     try:
         dest = bundle_checkpoint(args.checkpoint, args.out or DEFAULT_CHECKPOINT, provenance)
     except CheckpointError as err:
         raise UsageError(str(err)) from None
     size = (dest / "model.safetensors").stat().st_size / 2**20
-    print(f"{dest}: bundled {args.checkpoint} ({size:.1f} MiB)")
+    print(f"{dest}: bundled {args.checkpoint} ({size:.1f} MiB); {line}" + ("" if passed else " (forced)"))
     return 0
