@@ -76,6 +76,9 @@ def test_tune_on_a_heldout_task_and_profile_uses_the_bundled_checkpoint(tmp_path
     assert summary["generator"] == f"50% checkpoint {DEFAULT_CHECKPOINT} + 50% prior"  # SearchConfig.prior_share
     assert summary["trials"] == 8 and summary["generated"] >= 8
     assert summary["valid"] >= 0.99 * summary["generated"]
+    # MetaSchedule's task tables stay in the work_dir's logs, off the console (--verbose shows them)
+    assert "task_scheduler.cc" not in proc.stderr + proc.stdout
+    assert "task_scheduler.cc" in "".join(p.read_text() for p in (tmp_path / "logs").iterdir())
 
 
 def test_devices_cli_json(capsys):

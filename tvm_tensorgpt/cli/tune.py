@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -52,6 +53,8 @@ def add_parser(sub: Any) -> None:
                       help=f"for --strategy tensorgpt: {' | '.join(GENERATOR_NAMES)} (default: the bundled "
                       "checkpoint) | a checkpoint folder")  # fmt: skip
     tune.add_argument("--json", action="store_true", help="print one JSON object on stdout (logs go to stderr)")
+    tune.add_argument("--verbose", action="store_true", help="also show MetaSchedule's own log (task tables, "
+                      "rounds) on the console; it is always written to WORK_DIR/logs")
     tune.set_defaults(run=run)
 
 
@@ -128,6 +131,10 @@ def _tune(args: argparse.Namespace) -> dict:
     from ..workloads.models import ModelError
 
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="tensorgpt-")
+    if not args.verbose:
+        # MetaSchedule gives its console handler the level its logger has when a tune starts (and
+        # its log files everything): WARNING keeps its task tables off the console, in work_dir/logs
+        logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.WARNING)
     common = dict(target=target, work_dir=work_dir, trials=args.trials, strategy=args.strategy,
                   per_round=args.per_round, seed=args.seed, generator=args.generator,
                   cost_model=args.cost_model)  # fmt: skip
