@@ -198,7 +198,8 @@ def test_data_stats_json(tmp_path, capsys):
     assert main(["data", "stats", "--json", "--data-dir", str(tmp_path / "records"),
                  "--reference-dir", str(tmp_path / "none")]) == 0  # fmt: skip
     stats = json.loads(capsys.readouterr().out)
-    assert stats["profiles"] == {"p1": {"records": 3, "measured": 2, "tasks": 2, "machine": "", "heldout": False}}
+    assert stats["profiles"] == {"p1": {"records": 3, "measured": 2, "tasks": 2, "machine": "", "heldout": False,
+                                        "by_search": {}}}  # fmt: skip
     assert stats["sources"] == {"profiles": 1, "records": 3, "machines": []}
     assert stats["heldout_profile"] == HELDOUT_HOST and stats["heldout_tasks"] == list(HELDOUT_TASKS)
     with open(tmp_path / "records" / "p1" / "database_tuning_record.json", "a") as f:
@@ -207,6 +208,11 @@ def test_data_stats_json(tmp_path, capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["profiles"]["p1"]["corrupt_lines"] == 2
     assert "p1: 2 line(s) of its records are not valid records" in captured.err
+    runs = [{"records_before": 0, "records_after": 2}, {"strategy": "tensorgpt", "records_before": 2, "records_after": 3},
+            {"ingested": {"read": 5, "ingested": 4}}]  # fmt: skip
+    (tmp_path / "records" / "p1" / "provenance.json").write_text(json.dumps({"machine": "m", "runs": runs}))
+    assert main(["data", "stats", "--data-dir", str(tmp_path / "records")]) == 0
+    assert "machine m; evolutionary 2, tensorgpt 1, ingested 4" in capsys.readouterr().out
 
 
 def test_collection_refuses_another_machines_profile(tmp_path, capsys):

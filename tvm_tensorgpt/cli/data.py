@@ -143,8 +143,9 @@ def run_stats(args: argparse.Namespace) -> int:
         return 0
     for name, row in stats["profiles"].items():
         held = " (held out)" if row["heldout"] else ""
+        made = ", ".join(f"{k} {v}" for k, v in row["by_search"].items())
         print(f"{name:20s} {row['records']:7d} records ({row['measured']} measured) over {row['tasks']} tasks, "
-              f"machine {row['machine'] or '?'}{held}")  # fmt: skip
+              f"machine {row['machine'] or '?'}{held}" + (f"; {made}" if made else ""))  # fmt: skip
     for name, row in stats.get("reference", {}).items():
         print(f"{name:20s} {row['records']:7d} reference records over {row['tasks']} held-out tasks")
     sources = stats["sources"]

@@ -12,12 +12,12 @@ from .split import HELDOUT_HOST, HELDOUT_TASKS, is_heldout
 
 
 def data_stats(data_dir: str | Path, reference_dir: str | Path | None = None) -> dict:
-    """``{"profiles": {name: {"records", "measured", "tasks", "machine", "heldout"}}, "sources":
+    """``{"profiles": {name: {"records", "measured", "tasks", "machine", "heldout", "by_search"}}, "sources":
     {"profiles", "machines", "records"}, "heldout_profile", "heldout_tasks", "reference": {...}}``.
 
     Counted from the database files without loading TVM objects (fast on large databases);
     ``measured`` are records with a latency, ``tasks`` the workloads that have records, ``machine``
-    the physical machine that measured them. ``sources`` sums the profiles that are not held out
+    the physical machine that measured them, ``by_search`` how they were made (``_by_search``). ``sources`` sums the profiles that are not held out
     (the training data). The held-out profile's reference (``reference_dir``) is reported apart.
     """
     profiles = _count(Path(data_dir))
@@ -30,13 +30,31 @@ def data_stats(data_dir: str | Path, reference_dir: str | Path | None = None) ->
     return out
 
 
-def _machine(directory: Path) -> str:
-    """The machine that measured a profile's records: its provenance, else the registry's profile."""
+def _provenance(directory: Path) -> dict:
     path = directory / "provenance.json"
     try:
-        recorded = json.loads(path.read_text()).get("machine", "") if path.exists() else ""
+        return json.loads(path.read_text()) if path.exists() else {}
     except (OSError, ValueError):
-        recorded = ""
+        return {}
+
+
+def _by_search(provenance: dict) -> dict[str, int]:
+    """Records per way they were made, from the runs in provenance.json: "evolutionary" collection
+    (runs before the strategy was recorded were all evolutionary), "tensorgpt" (self-training) or
+    "ingested" (someone's tuning logs)."""
+    out: dict[str, int] = {}
+    for run in provenance.get("runs", []):
+        if "ingested" in run:
+            key, count = "ingested", int(run["ingested"].get("ingested", 0))
+        else:
+            key, count = run.get("strategy", "evolutionary"), int(run.get("records_after", 0)) - int(run.get("records_before", 0))
+        out[key] = out.get(key, 0) + count
+    return out
+
+
+def _machine(directory: Path, provenance: dict) -> str:
+    """The machine that measured a profile's records: its provenance, else the registry's profile."""
+    recorded = provenance.get("machine", "")
     if recorded:
         return str(recorded)
     try:
@@ -61,8 +79,10 @@ def _count(root: Path) -> dict:
                 continue
             workloads.add(index)
             measured += bool(run_secs)
+        provenance = _provenance(directory)
         profiles[directory.name] = {"records": len(records) - corrupt, "measured": measured, "tasks": len(workloads),
-                                    "machine": _machine(directory), "heldout": is_heldout(directory.name)}  # fmt: skip
+                                    "machine": _machine(directory, provenance), "heldout": is_heldout(directory.name),
+                                    "by_search": _by_search(provenance)}  # fmt: skip
         if corrupt:
             profiles[directory.name]["corrupt_lines"] = corrupt
     return profiles
