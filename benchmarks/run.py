@@ -278,14 +278,15 @@ def _start_meta(path: Path, meta: dict) -> dict:
 
 
 def _profile(args: argparse.Namespace):
-    """The profile to measure: the held-out one by default. Only this machine's profiles can be
-    measured here; a quick run on another machine takes this machine's AVX2 2-core profile."""
-    from tvm_tensorgpt.data.split import HELDOUT_HOST
+    """The profile to measure: this machine's held-out one by default (``HELDOUT_HOSTS``). Only this
+    machine's profiles can be measured here; a quick run on a machine without a held-out profile
+    takes its AVX2 2-core profile."""
+    from tvm_tensorgpt.data.split import HELDOUT_HOST, heldout_host_of
     from tvm_tensorgpt.hardware import check_this_machine, get_profile, this_machine
 
     if args.profile is None:
         here = this_machine().key
-        args.profile = HELDOUT_HOST if get_profile(HELDOUT_HOST).machine == here or not args.quick else f"{here}-avx2-2c"
+        args.profile = heldout_host_of(here) or (f"{here}-avx2-2c" if args.quick else HELDOUT_HOST)
     profile = get_profile(args.profile)
     check_this_machine(profile, "benchmark on")
     return profile
@@ -333,7 +334,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, from {', '.join(METHODS)}")
     parser.add_argument("--suite", default="subgraphs", choices=SUITES)
-    parser.add_argument("--profile", help="the held-out host profile by default (on its machine)")
+    parser.add_argument("--profile", help="this machine's held-out host profile by default")
     parser.add_argument("--trials", type=int, default=64, help="budget per cell (its prefixes give 16, 32)")
     parser.add_argument("--per-round", type=int, default=16)
     parser.add_argument("--seeds", default="1", help="comma-separated; every cell runs once per seed")

@@ -13,6 +13,7 @@ from conftest import HERE_SSE_1C, kill_when_recorded, record_lines
 from tvm.s_tir import meta_schedule as ms
 
 from tvm_tensorgpt.cli import main
+from tvm_tensorgpt.costmodel.model import DEFAULT_COST_MODEL
 from tvm_tensorgpt.data.collect import (
     CollectConfig,
     RemoteDevice,
@@ -21,8 +22,17 @@ from tvm_tensorgpt.data.collect import (
     records_per_task,
 )
 from tvm_tensorgpt.data.ingest import ingest
-from tvm_tensorgpt.data.split import HELDOUT_HOST, HELDOUT_TASKS, heldout_tasks, training_tasks
+from tvm_tensorgpt.data.split import (
+    HELDOUT_HOST,
+    HELDOUT_HOSTS,
+    HELDOUT_TASKS,
+    heldout_host_of,
+    heldout_tasks,
+    is_heldout,
+    training_tasks,
+)
 from tvm_tensorgpt.hardware import get_profile, recorded_machines, this_machine
+from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT
 from tvm_tensorgpt.workloads import get_workload
 from tvm_tensorgpt.workloads.tasks import get_task, load_tasks
 
@@ -38,6 +48,19 @@ def test_split_keeps_representative_subgraphs_out_of_training():
     # every held-out name works as a tune workload
     for name in HELDOUT_TASKS:
         assert get_workload(name).build() is not None
+
+
+def test_each_machines_heldout_isa_never_trains():
+    """A held-out host holds out its machine's vector ISA at every core count, and nothing else."""
+    assert heldout_host_of("intel-xeon") == "intel-xeon-native-2c" and heldout_host_of("amd-zen3") == HELDOUT_HOST
+    assert heldout_host_of("amd-zen5") is None
+    assert all(is_heldout(name) for name in HELDOUT_HOSTS)
+    assert is_heldout("intel-xeon-native-1c") and is_heldout("amd-zen3-native-1c")  # Zen 3's native ISA is AVX2
+    assert not any(map(is_heldout, ["intel-xeon-avx2-2c", "intel-xeon-sse42-1c", "amd-zen3-sse42-2c",
+                                    "amd-zen5-native-2c"]))  # fmt: skip
+    trained = json.loads((DEFAULT_COST_MODEL / "meta.json").read_text())["trained"]["profiles"]
+    trained += json.loads((DEFAULT_CHECKPOINT / "config.json").read_text())["model"]["experts"]
+    assert trained and not any(map(is_heldout, trained))
 
 
 def test_collection_resumes_after_kill(tmp_path):
@@ -202,6 +225,7 @@ def test_data_stats_json(tmp_path, capsys):
                                         "by_search": {}}}  # fmt: skip
     assert stats["sources"] == {"profiles": 1, "records": 3, "machines": []}
     assert stats["heldout_profile"] == HELDOUT_HOST and stats["heldout_tasks"] == list(HELDOUT_TASKS)
+    assert stats["heldout_profiles"] == list(HELDOUT_HOSTS)
     with open(tmp_path / "records" / "p1" / "database_tuning_record.json", "a") as f:
         f.write('[1, [[], [0.003]\n"just a string"\n')  # a cut line and a line that is not a record
     assert main(["data", "stats", "--json", "--data-dir", str(tmp_path / "records")]) == 0

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..data.collect import STRATEGIES, CollectConfig, RemoteDevice, collect
 from ..data.ingest import ingest
-from ..data.split import HELDOUT_HOST, heldout_tasks, is_heldout, training_tasks
+from ..data.split import HELDOUT_HOSTS, heldout_tasks, is_heldout, training_tasks
 from ..data.stats import data_stats
 from ..hardware import ProfileError, get_profile
 from ..workloads.tasks import Task, get_task, load_tasks
@@ -82,7 +82,7 @@ def run_collect(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     tasks = _select_tasks(args.tasks)
     if is_heldout(profile) and (args.tasks != "heldout" or "reference" not in args.data_dir):
-        raise UsageError(f"{profile.name} is held out (machine and ISA of {HELDOUT_HOST}): only its reference "
+        raise UsageError(f"{profile.name} is held out (machine and ISA of {' or '.join(HELDOUT_HOSTS)}): only its reference "
                          "is collected (--tasks heldout --data-dir data/reference)")  # fmt: skip
     check_positive(args.trials, "--trials")
     check_positive(args.chunk, "--chunk")
@@ -150,6 +150,6 @@ def run_stats(args: argparse.Namespace) -> int:
         print(f"{name:20s} {row['records']:7d} reference records over {row['tasks']} held-out tasks")
     sources = stats["sources"]
     print(f"sources: {sources['records']} records, {sources['profiles']} profiles, machines "
-          f"{', '.join(sources['machines']) or 'none'}; held-out profile: {stats['heldout_profile']} (its machine "
-          f"and ISA); held-out tasks: {len(stats['heldout_tasks'])}")  # fmt: skip
+          f"{', '.join(sources['machines']) or 'none'}; held-out profiles: {', '.join(stats['heldout_profiles'])} "
+          f"(their machine and ISA); held-out tasks: {len(stats['heldout_tasks'])}")  # fmt: skip
     return 0

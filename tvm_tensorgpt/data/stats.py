@@ -8,12 +8,12 @@ from pathlib import Path
 from ..hardware import ProfileError, get_profile
 from ..tvm_glue import DB_FILES
 from .collect import read_lines
-from .split import HELDOUT_HOST, HELDOUT_TASKS, is_heldout
+from .split import HELDOUT_HOST, HELDOUT_HOSTS, HELDOUT_TASKS, is_heldout
 
 
 def data_stats(data_dir: str | Path, reference_dir: str | Path | None = None) -> dict:
     """``{"profiles": {name: {"records", "measured", "tasks", "machine", "heldout", "by_search"}}, "sources":
-    {"profiles", "machines", "records"}, "heldout_profile", "heldout_tasks", "reference": {...}}``.
+    {"profiles", "machines", "records"}, "heldout_profile", "heldout_profiles", "heldout_tasks", "reference": {...}}``.
 
     Counted from the database files without loading TVM objects (fast on large databases);
     ``measured`` are records with a latency, ``tasks`` the workloads that have records, ``machine``
@@ -22,7 +22,8 @@ def data_stats(data_dir: str | Path, reference_dir: str | Path | None = None) ->
     """
     profiles = _count(Path(data_dir))
     sources = {name: row for name, row in profiles.items() if not row["heldout"]}
-    out = {"profiles": profiles, "heldout_profile": HELDOUT_HOST, "heldout_tasks": list(HELDOUT_TASKS),
+    out = {"profiles": profiles, "heldout_profile": HELDOUT_HOST, "heldout_profiles": list(HELDOUT_HOSTS),
+           "heldout_tasks": list(HELDOUT_TASKS),
            "sources": {"profiles": len(sources), "records": sum(r["records"] for r in sources.values()),
                        "machines": sorted({r["machine"] for r in sources.values() if r["machine"]})}}  # fmt: skip
     if reference_dir is not None:
