@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -44,9 +45,17 @@ def load_run(folder: Path) -> tuple[dict, list[dict]]:
     return meta, list(read_cells(folder / "results.jsonl").values())
 
 
-def reference_cells(folder: Path) -> dict[str, dict]:
+def reference_cells(folder: Path, profile: str | None = None) -> dict[str, dict]:
     """Ansor@1000 cells per task from a reference run of the harness. A cell is written when its search
-    ends: after 1000 trials, or earlier when the task has fewer distinct schedules (a short curve)."""
+    ends: after 1000 trials, or earlier when the task has fewer distinct schedules (a short curve).
+    A reference measured on another profile than ``profile`` (the run's) is left out: latencies of
+    two devices do not compare."""
+    meta = folder / "meta.json"
+    measured_on = json.loads(meta.read_text(encoding="utf-8")).get("profile") if meta.exists() else None
+    if profile is not None and measured_on not in (None, profile):
+        print(f"report: the Ansor@1000 reference {folder} measured {measured_on}, this run {profile}: "
+              "no normalisation to it", file=sys.stderr)  # fmt: skip
+        return {}
     cells = read_cells(folder / "results.jsonl").values()
     return {c["task"]: c for c in cells if c["method"] == "ansor" and c["trials"] >= REFERENCE_TRIALS}
 
@@ -468,7 +477,7 @@ def main() -> None:
     args = parser.parse_args()
     meta, cells = load_run(Path(args.run))
     budgets = [b for b in (int(x) for x in args.budgets.split(",")) if b <= meta["trials"]] or [meta["trials"]]
-    reference = reference_cells(Path(args.reference_run)) if not meta.get("quick") else {}
+    reference = reference_cells(Path(args.reference_run), meta["profile"]) if not meta.get("quick") else {}
     summary = summarise(cells, reference, budgets) | {"seeds": seed_comparison(cells, read_remeasured(Path(args.run)))}
     images = _plots(cells, reference, meta, Path(args.img))
     router = router_plot(Path(args.img), f"{meta['date']} | {meta['commit']}") if not meta.get("quick") else None

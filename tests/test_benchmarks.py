@@ -113,6 +113,9 @@ def test_report_normalizes_to_ansor1000_where_it_finished(tmp_path):
     (folder / "results.jsonl").write_text("".join(json.dumps(c) + "\n" for c in lines) + '{"cut')
     reference = report.reference_cells(folder)
     assert sorted(reference) == ["a", "c"]
+    (folder / "meta.json").write_text(json.dumps({"profile": "p-avx2-2c"}))
+    assert sorted(report.reference_cells(folder, "p-avx2-2c")) == ["a", "c"]
+    assert report.reference_cells(folder, "p-native-2c") == {}  # another device's latencies
 
     summary = report.summarise(cells, {"a": reference["a"]}, [1, 2])
     assert summary["reference_from_ansor1000"] == ["a"] and summary["reference_us"] == {"a": 5.0}
