@@ -413,6 +413,8 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
              f"Seeds finished: {', '.join(map(str, sorted({c.get('seed', 1) for c in cells})))} (asked: {_seeds(meta)}), "
              f"{meta['per_round']} candidates per round, {meta['trials']} trials per cell; the "
              "smaller budgets are prefixes of that run.", ""]  # fmt: skip
+    lines += [f"Resumed by `{r['command']}` ({r['date']}, commit {r['commit']})." for r in meta.get("resumes", [])]
+    lines += [""] if meta.get("resumes") else []
     if meta.get("quick"):
         lines += ["> **Quick run** (`--quick`: two small tasks, 4 trials, tiny checkpoints trained on the fly). "
                   "It shows the harness works, not how the methods compare.", ""]  # fmt: skip
@@ -423,13 +425,16 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
     lines += _norm_table(summary["methods"], budgets)
     if len(summary["seeds"]["seeds"]) > 1 or summary["seeds"]["source"] == "re-measured":
         lines += _seed_section(summary["seeds"], meta["trials"])
-    lines += ["", f"**Ablation** (the seed's form: normalized to Ansor@1000, held-out profile `{meta['profile']}`), "
-              f"over the {len(reference)} tasks that have Ansor@1000"
-              + (" — all of them." if len(reference) == len(tasks) else
-                 f" (the reference run has not finished the other {len(tasks) - len(reference)})."), ""]  # fmt: skip
     if reference:
+        lines += ["", f"**Ablation** (the seed's form: normalized to Ansor@1000, held-out profile `{meta['profile']}`), "
+                  f"over the {len(reference)} tasks that have Ansor@1000"
+                  + (" — all of them." if len(reference) == len(tasks) else
+                     f" (the reference run has not finished the other {len(tasks) - len(reference)})."), ""]  # fmt: skip
         ablation = summary["ablation"]
         lines += _norm_table({m: ablation[m] for m in ROWS if m in ablation and m != "ansor"}, budgets)
+    else:
+        lines += ["", f"**Ablation** (normalized to Ansor@1000): left out — no Ansor@1000 run on profile "
+                  f"`{meta['profile']}` (`run.py --methods ansor --trials 1000 --profile {meta['profile']}`)."]  # fmt: skip
     to_match = summary["ansor1000_trials_to_match"].get("tensorgpt", {})
     if to_match:
         needed = [n if n is not None else REFERENCE_TRIALS + 1 for n in to_match.values()]
@@ -472,9 +477,9 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "docs" / "results.md"))
     parser.add_argument("--img", default=str(ROOT / "docs" / "img"))
     parser.add_argument("--budgets", default="16,32,64")
-    parser.add_argument("--gemm", default=str(RESULTS / "gemm"), help="the gemm suite's run (if present)")
+    parser.add_argument("--gemm", default=str(RESULTS / "gemm"), help="the gemm suite's run (if present; '' for none)")
     parser.add_argument("--networks", default=str(RESULTS / "networks*"),
-                        help="the networks suite's runs (a glob: one folder per budget)")
+                        help="the networks suite's runs (a glob: one folder per budget; '' for none)")
     args = parser.parse_args()
     meta, cells = load_run(Path(args.run))
     budgets = [b for b in (int(x) for x in args.budgets.split(",")) if b <= meta["trials"]] or [meta["trials"]]
@@ -486,10 +491,10 @@ def main() -> None:
     out = Path(args.out)
     img_rel = Path(os.path.relpath(Path(args.img).resolve(), out.parent.resolve())).as_posix()
     page = render(meta, cells, summary, budgets, images, img_rel)
-    if (Path(args.gemm) / "meta.json").exists() and Path(args.gemm).resolve() != Path(args.run).resolve():
+    if args.gemm and (Path(args.gemm) / "meta.json").exists() and Path(args.gemm).resolve() != Path(args.run).resolve():
         page += gemm_section(*load_run(Path(args.gemm)))
     networks = [load_run(p) for p in sorted(Path(args.networks).parent.glob(Path(args.networks).name))
-                if (p / "results.jsonl").exists()]  # fmt: skip
+                if (p / "results.jsonl").exists()] if args.networks else []  # fmt: skip
     if networks:
         plot = networks_plot(networks, Path(args.img))
         page += networks_section(networks, f"{img_rel}/{plot}" if plot else None)
