@@ -20,7 +20,16 @@ from tvm_tensorgpt.costmodel import (
     TensorGPTCostModel,
 )
 from tvm_tensorgpt.generators import PriorGenerator
-from tvm_tensorgpt.train.costmodel import CostModelConfig, top_recall, train_cost_model
+from tvm_tensorgpt.data.collect import open_database
+from tvm_tensorgpt.hardware import get_profile
+from tvm_tensorgpt.train.costmodel import (
+    CostModelConfig,
+    evaluate,
+    fresh_xgb,
+    record_groups,
+    top_recall,
+    train_cost_model,
+)
 from tvm_tensorgpt.tvm_glue import resolved_postprocs
 from tvm_tensorgpt.workloads import get_workload
 
@@ -63,6 +72,26 @@ def test_top_recall_counts_the_best_found():
     labels = np.arange(40, dtype=float)
     assert top_recall(labels, labels) == 1.0
     assert top_recall(labels, -labels) == 0.0
+
+
+def test_evaluation_judges_a_fresh_metaschedule_xgb_beside_the_model(tiny_cost_model, tmp_path):
+    """The offline comparison of issue #15: in-tune learners fit on a task's records of one database
+    score the records of another; fit on the very records they score they must rank them, unlike random."""
+    import shutil
+
+    reference = tmp_path / "intel-xeon-avx2-2c"
+    shutil.copytree("data/reference/intel-xeon-avx2-2c", reference)
+    profile, model = get_profile("intel-xeon-avx2-2c"), Pretrained.load(tiny_cost_model)
+    database = open_database(reference)
+    learners = {"fresh": fresh_xgb, "tuned": lambda: TensorGPTCostModel(tiny_cost_model)}
+    groups = record_groups(database, profile, model.standardizer, [], fresh=database, learners=learners)
+    assert groups and all(len(s) == len(g.labels) for g in groups for s in g.learned.values())
+    rows = evaluate(model, groups)
+    chance = np.mean([r["random_spearman"] for r in rows])
+    for name in learners:
+        learned = np.mean([r[f"{name}_spearman"] for r in rows])
+        assert learned > 0.5 and learned > chance + 0.3, name
+    assert all("fresh_recall" not in r for r in evaluate(model, record_groups(database, profile, model.standardizer, [])))
 
 
 def test_predictions_are_warm_and_learn_from_measurements(tiny_cost_model, task_spaces):

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from ..costmodel import DEFAULT_COST_MODEL, CostModelError, Pretrained
+from ..costmodel import DEFAULT_COST_MODEL, CostModelError, Pretrained, TensorGPTCostModel
 from ..data.collect import open_database
 from ..data.split import heldout_tasks
 from ..hardware import ProfileError, get_profile, universe_standardizer
-from ..train.costmodel import CostModelConfig, evaluate, record_groups, train_cost_model
+from ..train.costmodel import CostModelConfig, evaluate, fresh_xgb, record_groups, train_cost_model
 from .usage import UsageError
 
 
@@ -32,6 +32,9 @@ def add_parser(sub: Any) -> None:
     judge = costmodel_sub.add_parser("eval", help="rank correlation and top-5%% recall per task of a database")
     judge.add_argument("--model", default=str(DEFAULT_COST_MODEL))
     judge.add_argument("--data-dir", default="data/reference", help="a folder of profile databases")
+    judge.add_argument("--fresh", help="a folder of profile databases (same profile names, e.g. one 64-trial "
+                       "Ansor tune of each task): also in-tune models per task fit on its records there — a "
+                       "fresh MetaSchedule XGB, and --model with its per-task residual")
     judge.add_argument("--out", help="also write the per-task rows here (JSON)")
     judge.set_defaults(run=run_eval)
 
@@ -54,19 +57,28 @@ def run_eval(args: argparse.Namespace) -> int:
     try:
         model = Pretrained.load(args.model)
         folders = sorted(p for p in Path(args.data_dir).iterdir() if p.is_dir())
+        if args.fresh and not Path(args.fresh).is_dir():
+            raise FileNotFoundError(f"--fresh {args.fresh} is not a folder of profile databases")
+        fresh = {f.name: open_database(f) for f in Path(args.fresh).iterdir() if f.is_dir()} if args.fresh else {}
+        learners = {"fresh": fresh_xgb, "tuned": lambda: TensorGPTCostModel(args.model)}
         groups = [g for folder in folders for g in record_groups(open_database(folder), get_profile(folder.name),
-                                                                 model.standardizer, [])]  # fmt: skip
+                                                                 model.standardizer, [], fresh=fresh.get(folder.name),
+                                                                 learners=learners)]  # fmt: skip
     except (CostModelError, ProfileError, FileNotFoundError) as err:
         raise UsageError(str(err)) from None
     rows = evaluate(model, groups)
     held = {t.name for t in heldout_tasks()}
-    print(f"{'task':60s} {'n':>4s} {'spearman':>8s} {'recall':>6s} {'random':>6s}")
+    scorers = list(dict.fromkeys(k.removesuffix("spearman") for r in rows for k in r if k.endswith("spearman")))
+    print(f"{'task':60s} {'n':>4s} " + " ".join(f"{p + 'spearman':>15s} {p + 'recall':>13s}" for p in scorers))
     for r in rows:
         mark = "*" if r["task"] in held else " "
-        print(f"{mark}{r['task'][:59]:59s} {r['records']:4d} {r['spearman']:8.2f} {r['recall']:6.2f} "
-              f"{r['random_spearman']:6.2f}")  # fmt: skip
-    for key in ("spearman", "recall", "random_spearman", "random_recall"):
-        print(f"mean {key}: {np.nanmean([r[key] for r in rows]):.3f}")
+        values = " ".join(f"{r.get(p + 'spearman', float('nan')):15.2f} {r.get(p + 'recall', float('nan')):13.2f}"
+                          for p in scorers)  # fmt: skip
+        print(f"{mark}{r['task'][:59]:59s} {r['records']:4d} {values}")
+    for key in (p + m for p in scorers for m in ("spearman", "recall")):
+        print(f"mean {key}: {np.nanmean([r.get(key, np.nan) for r in rows]):.3f}")
     if args.out:
-        Path(args.out).write_text(json.dumps({"model": args.model, "data_dir": args.data_dir, "tasks": rows}, indent=1))
+        Path(args.out).write_text(json.dumps({"model": args.model, "data_dir": args.data_dir, "fresh": args.fresh,
+                                              "command": "tensorgpt " + " ".join(sys.argv[1:]), "tasks": rows},
+                                             indent=1))  # fmt: skip
     return 0

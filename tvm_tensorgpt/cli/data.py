@@ -11,7 +11,7 @@ from typing import Any
 
 from ..data.collect import STRATEGIES, CollectConfig, RemoteDevice, collect
 from ..data.ingest import ingest
-from ..data.split import HELDOUT_HOSTS, heldout_tasks, is_heldout, training_tasks
+from ..data.split import heldout_reason, heldout_tasks, is_heldout, training_tasks
 from ..data.stats import data_stats
 from ..hardware import ProfileError, get_profile
 from ..workloads.tasks import Task, get_task, load_tasks
@@ -82,8 +82,8 @@ def run_collect(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     tasks = _select_tasks(args.tasks)
     if is_heldout(profile) and (args.tasks != "heldout" or "reference" not in args.data_dir):
-        raise UsageError(f"{profile.name} is held out (machine and ISA of {' or '.join(HELDOUT_HOSTS)}): only its reference "
-                         "is collected (--tasks heldout --data-dir data/reference)")  # fmt: skip
+        raise UsageError(f"{heldout_reason(profile)}: only its reference is collected "
+                         "(--tasks heldout --data-dir data/reference)")  # fmt: skip
     check_positive(args.trials, "--trials")
     check_positive(args.chunk, "--chunk")
     check_seed(args.seed)

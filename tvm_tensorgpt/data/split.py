@@ -77,9 +77,13 @@ def heldout_host_of(machine: str) -> str | None:
     return next((name for name in HELDOUT_HOSTS if get_profile(name).machine == machine), None)
 
 
+def heldout_reason(profile: HardwareProfile | str) -> str:
+    """Why ``profile`` (a held-out one) is held out, for the errors that refuse it."""
+    name = profile if isinstance(profile, str) else profile.name
+    return f"{name} is held out (machine and vector ISA of {' or '.join(HELDOUT_HOSTS)}, or {HELDOUT_GPU})"
+
+
 def check_not_heldout(profile: HardwareProfile | str) -> None:
     """Refuse a held-out profile as a source of training data."""
     if is_heldout(profile):
-        name = profile if isinstance(profile, str) else profile.name
-        raise ValueError(f"{name} is held out (machine and vector ISA of {' or '.join(HELDOUT_HOSTS)}, or {HELDOUT_GPU}): "
-                         "it never provides training data")  # fmt: skip
+        raise ValueError(f"{heldout_reason(profile)}: it never provides training data")

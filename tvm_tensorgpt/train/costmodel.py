@@ -5,7 +5,9 @@ schedule (``costmodel.features``: pooled per-store features + the profile's stan
 and its normalized throughput (the group's best latency / its latency; 0 for a failed run).
 xgboost learns a within-group ranking (``rank:pairwise``): what a search needs is the order of
 one task's candidates on one device, not absolute latencies across tasks. The held-out tasks and
-profile never train it; ``evaluate`` judges a model on any database (the held-out reference).
+profile never train it; ``evaluate`` judges a model on any database (the held-out reference),
+beside random scores and, given a second database, in-tune cost models fit per task on that task's
+records there (what a tuning's own model knows after one tune).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -48,17 +51,53 @@ class CostModelConfig:
 
 @dataclass
 class Group:
-    """One (task, profile): its records' features and normalized throughputs."""
+    """One (task, profile): its records' features and normalized throughputs; ``learned``: the
+    scores of the same records by each in-tune learner of ``record_groups(fresh=...)``."""
 
     task: str
     profile: str
     features: np.ndarray
     labels: np.ndarray
+    learned: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _replayed(mod, records: list) -> tuple[list[MeasureCandidate], list]:
+    """The records' schedules as measure candidates, and their run_secs (records that no longer
+    replay on ``mod`` are left out)."""
+    candidates, run_secs = [], []
+    for record in records:
+        sch = Schedule(mod, debug_mask="none", error_render_level="none")
+        try:
+            record.trace.apply_to_schedule(sch, remove_postproc=False)
+        except TVM_ERRORS:
+            continue
+        candidates.append(MeasureCandidate(sch, record.args_info))
+        run_secs.append(record.run_secs)
+    return candidates, run_secs
+
+
+def fresh_xgb() -> ms.CostModel:
+    """MetaSchedule's own XGB cost model as a tune of evolutionary search starts it, its 100-sample
+    warm-up lifted (with it, a 64-trial tune's model scores at random): its best case."""
+    return ms.cost_model.XGBModel(num_warmup_samples=0, num_tuning_cores=1)
+
+
+def learned_scores(learner: ms.CostModel, context: ms.TuneContext, seen: list[MeasureCandidate], seen_secs: list,
+                   candidates: list[MeasureCandidate]) -> np.ndarray:  # fmt: skip
+    """``learner`` (a new in-tune cost model) updated on ``seen`` (one tune's measurements),
+    scoring ``candidates``."""
+    results = [ms.runner.RunnerResult(run_secs=secs if len(secs) else None, error_msg=None if len(secs) else "failed")
+               for secs in seen_secs]  # fmt: skip
+    learner.update(context, seen, results)
+    return np.asarray(learner.predict(context, candidates), dtype=np.float64)
 
 
 def record_groups(database: ms.database.Database, profile: HardwareProfile, standardizer: Standardizer,
-                  exclude: list, limit: int | None = None) -> list[Group]:  # fmt: skip
-    """One ``Group`` per workload of ``database`` (records of ``profile``), ``exclude`` skipped."""
+                  exclude: list, limit: int | None = None, fresh: ms.database.Database | None = None,
+                  learners: dict[str, Callable[[], ms.CostModel]] | None = None) -> list[Group]:  # fmt: skip
+    """One ``Group`` per workload of ``database`` (records of ``profile``), ``exclude`` skipped;
+    with ``fresh``, each group is also scored by each of ``learners`` (default: the fresh XGB), a new
+    one per group fit on that workload's measured records in ``fresh`` (none where it lacks them)."""
     target = Target(profile.target)
     load_tensor_intrinsics(target)
     hardware = standardizer(profile).astype(np.float32)
@@ -71,21 +110,18 @@ def record_groups(database: ms.database.Database, profile: HardwareProfile, stan
         if any(tvm_ffi.structural_equal(mod, other) for other in exclude):
             continue
         context = ms.TuneContext(mod=mod, target=target, num_threads=1)
-        candidates, costs = [], []
-        for record in records:
-            sch = Schedule(mod, debug_mask="none", error_render_level="none")
-            try:
-                record.trace.apply_to_schedule(sch, remove_postproc=False)
-            except TVM_ERRORS:
-                continue
-            candidates.append(MeasureCandidate(sch, record.args_info))
-            costs.append(mean_latency(record.run_secs))
-        costs_np = np.asarray(costs)
+        candidates, run_secs = _replayed(mod, records)
+        costs_np = np.asarray([mean_latency(secs) for secs in run_secs])
         if np.isfinite(costs_np).sum() < 2:
             continue  # nothing to rank
         labels = np.where(np.isfinite(costs_np), costs_np[np.isfinite(costs_np)].min() / costs_np, 0.0)
         name = _task_names().get(int(tvm_ffi.structural_hash(mod)), "unknown task")
-        groups.append(Group(name, profile.name, candidate_features(context, candidates, hardware), labels))
+        group = Group(name, profile.name, candidate_features(context, candidates, hardware), labels)
+        if fresh is not None and fresh.has_workload(mod):
+            seen, seen_secs = _replayed(mod, list(fresh.get_top_k(fresh.commit_workload(mod), 1 << 30)))
+            group.learned = {name: learned_scores(make(), context, seen, seen_secs, candidates)
+                             for name, make in (learners or {"fresh": fresh_xgb}).items() if seen}  # fmt: skip
+        groups.append(group)
     return groups
 
 
@@ -138,14 +174,15 @@ def top_recall(labels: np.ndarray, scores: np.ndarray, true_share: float = 0.05,
 
 
 def evaluate(model: Pretrained, groups: list[Group], seed: int = 0) -> list[dict]:
-    """Per group: Spearman rank correlation and top-5 %-in-top-10 % recall of the model and of
-    random scores (the baseline every in-tune model starts from before 100 samples)."""
+    """Per group: Spearman rank correlation and top-5 %-in-top-10 % recall of the model, of random
+    scores (what every in-tune model returns before 100 samples) and of the group's learners."""
     rng = np.random.default_rng(seed)
     rows = []
     for g in groups:
-        scores = model.margin(g.features)
-        noise = rng.random(len(g.labels))
-        rows.append({"task": g.task, "profile": g.profile, "records": len(g.labels),
-                     "spearman": spearman(g.labels, scores), "recall": top_recall(g.labels, scores),
-                     "random_spearman": spearman(g.labels, noise), "random_recall": top_recall(g.labels, noise)})  # fmt: skip
+        scorers = {"": model.margin(g.features), "random_": rng.random(len(g.labels))}
+        scorers |= {f"{name}_": scores for name, scores in g.learned.items()}
+        row = {"task": g.task, "profile": g.profile, "records": len(g.labels)}
+        for prefix, scores in scorers.items():
+            row |= {f"{prefix}spearman": spearman(g.labels, scores), f"{prefix}recall": top_recall(g.labels, scores)}
+        rows.append(row)
     return rows

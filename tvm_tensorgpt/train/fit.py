@@ -132,7 +132,8 @@ def heldout_fit(net: TensorGPTNetwork, standardizer: Standardizer, data_dir: str
                     continue  # the record came from another design space
                 by_task.setdefault(name, []).append((probs, legal_counts, mean_latency(record.run_secs)))
                 break
-        rows += [{"task": name, "profile": folder.name} | task_row(records, mixes) for name, records in by_task.items()]
+        rows += [{"task": name, "profile": folder.name} | task_row(records, mixes) for name, records in by_task.items()
+                 if any(len(probs) for probs, _, _ in records)]  # a task with no choice to make says nothing
     if not rows:
         raise ValueError(f"no measured record of a held-out task in {data_dir} (one database per profile, e.g. "
                          "data/reference; `tensorgpt collect --tasks heldout --data-dir data/reference` makes them)")  # fmt: skip
