@@ -57,6 +57,17 @@ def test_quick_benchmark_runs_every_method_and_reports(tmp_path):
     assert subprocess.run(remeasure, capture_output=True, text=True, timeout=300).returncode == 0
     assert len((tmp_path / "run" / "remeasured.jsonl").read_text().splitlines()) == len(cells)
 
+    # the cells' measured records kept as reference data; a second pass adds nothing
+    keep = [sys.executable, str(ROOT / "benchmarks" / "reference_from_run.py"), "--run", str(tmp_path / "run"),
+            "--methods", "ansor", "--data-dir", str(tmp_path / "reference")]  # fmt: skip
+    done = subprocess.run(keep, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = (tmp_path / "reference" / HERE_AVX2_2C / "database_tuning_record.json").read_text().splitlines()
+    assert max(c["ran"] for c in cells if c["method"] == "ansor") <= len(kept) <= 2 * 4
+    again = subprocess.run(keep, capture_output=True, text=True, timeout=300)
+    lines = again.stdout.splitlines()
+    assert again.returncode == 0 and lines and all(": 0 ingested" in line for line in lines), again.stdout
+
     page = tmp_path / "results.md"
     report = [sys.executable, str(ROOT / "benchmarks" / "report.py"), "--run", str(tmp_path / "run"), "--out", str(page),
               "--img", str(tmp_path / "img")]  # fmt: skip
