@@ -2,6 +2,7 @@
 and usable wherever MetaSchedule takes a cost model (cost_model="tensorgpt")."""
 
 import logging
+import shutil
 
 import numpy as np
 import pytest
@@ -77,8 +78,6 @@ def test_top_recall_counts_the_best_found():
 def test_evaluation_judges_a_fresh_metaschedule_xgb_beside_the_model(tiny_cost_model, tmp_path):
     """The offline comparison of issue #15: in-tune learners fit on a task's records of one database
     score the records of another; fit on the very records they score they must rank them, unlike random."""
-    import shutil
-
     reference = tmp_path / "intel-xeon-avx2-2c"
     shutil.copytree("data/reference/intel-xeon-avx2-2c", reference)
     profile, model = get_profile("intel-xeon-avx2-2c"), Pretrained.load(tiny_cost_model)
@@ -91,7 +90,6 @@ def test_evaluation_judges_a_fresh_metaschedule_xgb_beside_the_model(tiny_cost_m
     for name in learners:
         learned = np.mean([r[f"{name}_spearman"] for r in rows])
         assert learned > 0.5 and learned > chance + 0.3, name
-    assert all("fresh_recall" not in r for r in evaluate(model, record_groups(database, profile, model.standardizer, [])))
 
 
 def test_predictions_are_warm_and_learn_from_measurements(tiny_cost_model, task_spaces):
