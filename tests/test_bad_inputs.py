@@ -102,6 +102,7 @@ CLI_CASES = [
     (["costmodel", "train", "--out", "{tmp}/cm", "--rounds", "0"], "--rounds must be at least 1"),
     (["costmodel", "eval", "--model", "{tmp}/missing", "--data-dir", "{tmp}"], "missing"),
     (["costmodel", "eval", "--data-dir", "{tmp}", "--fresh", "{tmp}/missing"], "is not a folder of profile databases"),
+    (["costmodel", "eval", "--data-dir", "{tmp}", "--fresh", "{tmp}", "--fresh-records", "0"], "--fresh-records needs"),
     (["bundle", "{tmp}/missing", "--out", "{tmp}/out"], "missing"),
     (["devices", "show", "no-such-device"], "unknown device"),
     (["devices", "--file", "{tmp}/missing.json"], "missing.json"),

@@ -3,10 +3,12 @@
 import gzip
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import tvm
 from conftest import HERE_SSE_1C, kill_when_recorded, record_lines
@@ -18,6 +20,7 @@ from tvm_tensorgpt.data.collect import (
     CollectConfig,
     RemoteDevice,
     collect,
+    first_measured,
     open_database,
     records_per_task,
 )
@@ -136,6 +139,28 @@ def _work_dir_with_records(tmp_path) -> str:
                 str(work_dir), max_trials_global=4, num_trials_per_iter=4, strategy="replay-trace",
                 builder="tensorgpt", num_tuning_cores=1)  # fmt: skip
     return str(work_dir)
+
+
+def test_first_measured_keeps_the_measurement_order(tmp_path):
+    """A JSON database hands records back fastest first; what a tune of N trials had seen is its
+    first N records in the order they were written."""
+    shutil.copytree("data/reference/intel-xeon-avx2-2c", tmp_path / "reference")
+    reference = open_database(tmp_path / "reference")
+    workload = reference.get_all_tuning_records()[0].workload
+    fastest_first = list(reference.get_top_k(workload, 3))
+    database = open_database(tmp_path / "db")
+    committed = database.commit_workload(workload.mod)
+    for record in reversed(fastest_first):  # slowest written first
+        database.commit_tuning_record(
+            ms.database.TuningRecord(record.trace, committed, record.run_secs, record.target, record.args_info)
+        )
+    seen = first_measured(tmp_path / "db", 2).get_all_tuning_records()
+    assert sorted(_mean_secs(r) for r in seen) == sorted(_mean_secs(r) for r in fastest_first[1:])
+    assert len(first_measured(tmp_path / "db", 10).get_all_tuning_records()) == 3
+
+
+def _mean_secs(record) -> float:
+    return sum(float(s) for s in record.run_secs) / len(record.run_secs)
 
 
 def test_ingest_a_work_dir_and_a_corrupted_one(tmp_path, capsys):

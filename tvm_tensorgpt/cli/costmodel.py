@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..costmodel import DEFAULT_COST_MODEL, CostModelError, Pretrained, TensorGPTCostModel
-from ..data.collect import open_database
+from ..data.collect import first_measured, open_database
 from ..data.split import heldout_tasks
 from ..hardware import ProfileError, get_profile, universe_standardizer
 from ..train.costmodel import CostModelConfig, evaluate, fresh_xgb, record_groups, train_cost_model
@@ -35,6 +35,8 @@ def add_parser(sub: Any) -> None:
     judge.add_argument("--fresh", help="a folder of profile databases (same profile names, e.g. one 64-trial "
                        "Ansor tune of each task): also in-tune models per task fit on its records there — a "
                        "fresh MetaSchedule XGB, and --model with its per-task residual")
+    judge.add_argument("--fresh-records", type=int, help="fit the in-tune models on only the first N records "
+                       "of each task in --fresh, in the order they were measured (what a tune of N trials knew)")
     judge.add_argument("--out", help="also write the per-task rows here (JSON)")
     judge.set_defaults(run=run_eval)
 
@@ -59,7 +61,11 @@ def run_eval(args: argparse.Namespace) -> int:
         folders = sorted(p for p in Path(args.data_dir).iterdir() if p.is_dir())
         if args.fresh and not Path(args.fresh).is_dir():
             raise FileNotFoundError(f"--fresh {args.fresh} is not a folder of profile databases")
-        fresh = {f.name: open_database(f) for f in Path(args.fresh).iterdir() if f.is_dir()} if args.fresh else {}
+        if args.fresh_records is not None and (args.fresh_records < 1 or not args.fresh):
+            raise UsageError("--fresh-records needs --fresh and must be at least 1")
+        per_task = args.fresh_records or sys.maxsize
+        folders_fresh = [f for f in Path(args.fresh).iterdir() if f.is_dir()] if args.fresh else []
+        fresh = {f.name: first_measured(f, per_task) for f in folders_fresh}
         learners = {"fresh": fresh_xgb, "tuned": lambda: TensorGPTCostModel(args.model)}
         groups = [g for folder in folders for g in record_groups(open_database(folder), get_profile(folder.name),
                                                                  model.standardizer, [], fresh=fresh.get(folder.name),
@@ -79,6 +85,7 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"mean {key}: {np.nanmean([r.get(key, np.nan) for r in rows]):.3f}")
     if args.out:
         Path(args.out).write_text(json.dumps({"model": args.model, "data_dir": args.data_dir, "fresh": args.fresh,
+                                              "fresh_records": args.fresh_records,
                                               "command": "tensorgpt " + " ".join(sys.argv[1:]), "tasks": rows},
                                              indent=1))  # fmt: skip
     return 0

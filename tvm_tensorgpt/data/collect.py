@@ -122,6 +122,23 @@ def open_database(directory: Path) -> ms.database.JSONDatabase:
     return ms.database.JSONDatabase(work_dir=str(directory), module_equality="structural")
 
 
+def first_measured(directory: Path, per_workload: int) -> ms.database.MemoryDatabase:
+    """The first ``per_workload`` records of each workload of a database folder, in the order they
+    were measured (a JSON database hands its records back sorted by speed): what a tune of that many
+    trials had seen."""
+    unpack(directory)
+    repair_database(directory)
+    workloads = [ms.database.Workload.from_json(json.loads(line)) for line in read_lines(directory / DB_FILES[0])]
+    database, taken = ms.database.MemoryDatabase(module_equality="structural"), [0] * len(workloads)
+    for line in read_lines(directory / DB_FILES[1]):
+        index, body = json.loads(line)
+        if taken[index] < per_workload:
+            taken[index] += 1
+            workload = database.commit_workload(workloads[index].mod)
+            database.commit_tuning_record(ms.database.TuningRecord.from_json(body, workload))
+    return database
+
+
 def records_per_task(database: ms.database.Database, tasks: Sequence[Task]) -> dict[str, int]:
     """Records (measured or failed) each task has in the database."""
     names = {}
