@@ -267,8 +267,9 @@ def _losses(cells: list[dict], tasks: list[str]) -> list[str]:
     return ["", "**Where TensorGPT loses** (a baseline's best latency beat TensorGPT's at the full budget):", "", *out]
 
 
-def router_plot(img: Path, stamp: str) -> str | None:
-    """The bundled router's expert weights per device (averaged over the held-out tasks)."""
+def router_plot(img: Path, stamp: str, checkpoint: Path | None = None, filename: str = "results_router.png") -> str | None:
+    """A router's expert weights per device (averaged over the held-out tasks): the bundled
+    checkpoint's unless ``checkpoint`` names another. Whether the experts are used per machine."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -281,9 +282,9 @@ def router_plot(img: Path, stamp: str) -> str | None:
     from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT, has_default_checkpoint, load_checkpoint
     from tvm_tensorgpt.workloads.features import workload_features
 
-    if not has_default_checkpoint():
+    if checkpoint is None and not has_default_checkpoint():
         return None
-    net, standardizer = load_checkpoint(DEFAULT_CHECKPOINT)
+    net, standardizer = load_checkpoint(checkpoint or DEFAULT_CHECKPOINT)
     if net.router is None:
         return None
     features = torch.tensor(np.stack([workload_features(t.mod) for t in heldout_tasks()]))
@@ -294,7 +295,7 @@ def router_plot(img: Path, stamp: str) -> str | None:
             hardware = torch.tensor(standardizer(device), dtype=torch.float32).expand(len(features), -1)
             gates.append(net.gates(hardware, features, len(features)).mean(0).numpy())
     gates = np.array(gates)
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=(max(7, 0.3 * len(devices)), 3.2))
     bottom = np.zeros(len(devices))
     for i, name in enumerate(net.config.experts):
         ax.bar([d.name for d in devices], gates[:, i], bottom=bottom, label=f"expert {name}")
@@ -303,10 +304,10 @@ def router_plot(img: Path, stamp: str) -> str | None:
     ax.set_ylabel("router weight (mean over held-out tasks)", fontsize=7)
     ax.tick_params(labelsize=6)
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
-    ax.legend(fontsize=6)
-    fig.text(0.01, 0.01, f"bundled checkpoint | {stamp}", fontsize=5)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.text(0.01, 0.01, f"{'bundled checkpoint' if checkpoint is None else checkpoint.name} | {stamp}", fontsize=5)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    path = img / "results_router.png"
+    path = img / filename
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path.name
