@@ -25,6 +25,7 @@ from tvm_tensorgpt.data.collect import (
     records_per_task,
 )
 from tvm_tensorgpt.data.ingest import ingest
+from tvm_tensorgpt.data.stats import data_fingerprint
 from tvm_tensorgpt.data.split import (
     HELDOUT_HOST,
     HELDOUT_HOSTS,
@@ -262,6 +263,29 @@ def test_data_stats_json(tmp_path, capsys):
     (tmp_path / "records" / "p1" / "provenance.json").write_text(json.dumps({"machine": "m", "runs": runs}))
     assert main(["data", "stats", "--data-dir", str(tmp_path / "records")]) == 0
     assert "machine m; evolutionary 2, tensorgpt 1, ingested 4" in capsys.readouterr().out
+
+
+def test_data_fingerprint_names_the_records_and_their_commit(tmp_path):
+    """A model's provenance names its data: the same digest for a committed folder and an unpacked
+    copy of it, the commit only while the committed files are what was read."""
+    repo, copy = tmp_path / "repo", tmp_path / "copy" / "p1"
+    lines = {"database_workload.json": '["1", "x"]\n', "database_tuning_record.json": '[0, [[], [0.001], {}, []]]\n'}
+    (repo / "p1").mkdir(parents=True)
+    copy.mkdir(parents=True)
+    for name, text in lines.items():
+        (repo / "p1" / f"{name}.gz").write_bytes(gzip.compress(text.encode()))
+        (copy / name).write_text(text)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "data"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    committed = data_fingerprint(repo, ["p1"])
+    assert committed["commit"] == head and committed["profiles"] == ["p1"]
+    assert data_fingerprint(copy.parent, ["p1"]) == {**committed, "commit": None}
+    (repo / "p1" / "database_tuning_record.json").write_text(lines["database_tuning_record.json"] + '[0, [[], [0.002], {}, []]]\n')
+    grown = data_fingerprint(repo, ["p1"])  # an unpacked working copy with one more record
+    assert grown["commit"] is None and grown["sha256"] != committed["sha256"]
 
 
 def test_collection_refuses_another_machines_profile(tmp_path, capsys):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 from ..hardware import ProfileError, get_profile
@@ -28,6 +30,26 @@ def data_stats(data_dir: str | Path, reference_dir: str | Path | None = None) ->
                        "machines": sorted({r["machine"] for r in sources.values() if r["machine"]})}}  # fmt: skip
     if reference_dir is not None:
         out["reference"] = _count(Path(reference_dir))
+    return out
+
+
+def data_fingerprint(data_dir: str | Path, profiles: list[str]) -> dict:
+    """Which data a model was trained on: a SHA-256 over the named profiles' database lines (the
+    same for a copied snapshot and for the committed files it was copied from, gzip or not), and
+    the git commit holding them when ``data_dir`` is a clean part of a git checkout (no changed,
+    new or unpacked database files in those profiles)."""
+    root, digest = Path(data_dir), hashlib.sha256()
+    for name in sorted(profiles):
+        for file in DB_FILES:
+            digest.update(f"{name}/{file}\n".encode())
+            for line in read_lines(root / name / file):
+                digest.update(line.encode() + b"\n")
+    out = {"profiles": sorted(profiles), "sha256": digest.hexdigest(), "commit": None}
+    git = ["git", "-C", str(root)]
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain", "--ignored", "--", *sorted(profiles)], capture_output=True, text=True)
+    if head.returncode == 0 and dirty.returncode == 0 and not dirty.stdout.strip():
+        out["commit"] = head.stdout.strip()
     return out
 
 

@@ -29,6 +29,7 @@ from tvm.target import Target
 from ..costmodel import Pretrained, candidate_features
 from ..data.collect import open_database
 from ..data.split import check_not_heldout, heldout_tasks, is_heldout
+from ..data.stats import data_fingerprint
 from ..hardware import HardwareProfile, Standardizer, get_profile, universe_standardizer
 from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics, mean_latency
 from ..workloads.tasks import load_tasks
@@ -154,7 +155,8 @@ def train_cost_model(data_dir: str | Path, out: str | Path, config: CostModelCon
               "nthread": config.threads, "verbosity": 0, "seed": 0}  # fmt: skip
     booster = xgb.train(params, data, num_boost_round=config.rounds)
     summary = {"profiles": names, "groups": len(groups), "records": int(sum(len(g.labels) for g in groups)),
-               "config": asdict(config), "command": command, "date": datetime.date.today().isoformat()}  # fmt: skip
+               "config": asdict(config), "command": command, "date": datetime.date.today().isoformat(),
+               "data": data_fingerprint(root, names)}  # fmt: skip
     sources = {name: standardizer(get_profile(name)).astype(np.float32) for name in names}
     Pretrained(booster, standardizer, sources, {"trained": summary}).save(out)
     return summary
