@@ -275,6 +275,7 @@ def test_data_fingerprint_names_the_records_and_their_commit(tmp_path):
     for name, text in lines.items():
         (repo / "p1" / f"{name}.gz").write_bytes(gzip.compress(text.encode()))
         (copy / name).write_text(text)
+    (repo / ".gitignore").write_text("*/database_*.json\n")  # as the project's: working copies
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
@@ -283,6 +284,9 @@ def test_data_fingerprint_names_the_records_and_their_commit(tmp_path):
     committed = data_fingerprint(repo, ["p1"])
     assert committed["commit"] == head and committed["profiles"] == ["p1"]
     assert data_fingerprint(copy.parent, ["p1"]) == {**committed, "commit": None}
+    for name, text in lines.items():  # unpacked by a reader, unchanged: still the commit
+        (repo / "p1" / name).write_text(text)
+    assert data_fingerprint(repo, ["p1"]) == committed
     (repo / "p1" / "database_tuning_record.json").write_text(lines["database_tuning_record.json"] + '[0, [[], [0.002], {}, []]]\n')
     grown = data_fingerprint(repo, ["p1"])  # an unpacked working copy with one more record
     assert grown["commit"] is None and grown["sha256"] != committed["sha256"]

@@ -85,10 +85,11 @@ class CollectConfig:
             raise ValueError(f"unknown collection strategy {self.strategy!r}; known: {', '.join(STRATEGIES)}")
 
 
-def read_lines(path: Path) -> list[str]:
-    """The non-empty lines of a database file, or of its ``.json.gz`` copy where it is missing."""
+def read_lines(path: Path, packed_only: bool = False) -> list[str]:
+    """The non-empty lines of a database file, or of its ``.json.gz`` copy where it is missing (or
+    always, with ``packed_only``)."""
     packed = path.with_name(path.name + ".gz")
-    if path.exists():
+    if path.exists() and not packed_only:
         text = path.read_text(encoding="utf-8", errors="replace")
     elif packed.exists():
         text = gzip.decompress(packed.read_bytes()).decode("utf-8", errors="replace")

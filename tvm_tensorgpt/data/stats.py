@@ -36,19 +36,22 @@ def data_stats(data_dir: str | Path, reference_dir: str | Path | None = None) ->
 def data_fingerprint(data_dir: str | Path, profiles: list[str]) -> dict:
     """Which data a model was trained on: a SHA-256 over the named profiles' database lines (the
     same for a copied snapshot and for the committed files it was copied from, gzip or not), and
-    the git commit holding them when ``data_dir`` is a clean part of a git checkout (no changed,
-    new or unpacked database files in those profiles)."""
-    root, digest = Path(data_dir), hashlib.sha256()
+    the git commit holding them when ``data_dir`` is a clean part of a git checkout (committed files
+    unchanged, and any unpacked working copy holding the same lines as its committed ``.json.gz``)."""
+    root, digest, unpacked_same = Path(data_dir), hashlib.sha256(), True
     for name in sorted(profiles):
         for file in DB_FILES:
+            lines = read_lines(root / name / file)
             digest.update(f"{name}/{file}\n".encode())
-            for line in read_lines(root / name / file):
+            for line in lines:
                 digest.update(line.encode() + b"\n")
+            if (root / name / file).exists():
+                unpacked_same &= lines == read_lines(root / name / file, packed_only=True)
     out = {"profiles": sorted(profiles), "sha256": digest.hexdigest(), "commit": None}
     git = ["git", "-C", str(root)]
     head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain", "--ignored", "--", *sorted(profiles)], capture_output=True, text=True)
-    if head.returncode == 0 and dirty.returncode == 0 and not dirty.stdout.strip():
+    dirty = subprocess.run([*git, "status", "--porcelain", "--", *sorted(profiles)], capture_output=True, text=True)
+    if unpacked_same and head.returncode == 0 and dirty.returncode == 0 and not dirty.stdout.strip():
         out["commit"] = head.stdout.strip()
     return out
 
