@@ -267,13 +267,9 @@ def _losses(cells: list[dict], tasks: list[str]) -> list[str]:
     return ["", "**Where TensorGPT loses** (a baseline's best latency beat TensorGPT's at the full budget):", "", *out]
 
 
-def router_plot(img: Path, stamp: str, checkpoint: Path | None = None, filename: str = "results_router.png") -> str | None:
-    """A router's expert weights per device (averaged over the held-out tasks): the bundled
-    checkpoint's unless ``checkpoint`` names another. Whether the experts are used per machine."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def router_gates(checkpoint: Path | None = None) -> tuple[list[str], list[str], "np.ndarray"] | None:
+    """(devices, experts, gates): a router's mean expert weights per known device over the held-out
+    tasks, the bundled checkpoint's unless ``checkpoint`` names another; None without a router."""
     import numpy as np
     import torch
 
@@ -294,13 +290,29 @@ def router_plot(img: Path, stamp: str, checkpoint: Path | None = None, filename:
         for device in devices:
             hardware = torch.tensor(standardizer(device), dtype=torch.float32).expand(len(features), -1)
             gates.append(net.gates(hardware, features, len(features)).mean(0).numpy())
-    gates = np.array(gates)
+    return [d.name for d in devices], list(net.config.experts), np.array(gates)
+
+
+def router_plot(img: Path, stamp: str, checkpoint: Path | None = None, filename: str = "results_router.png",
+                found: tuple | None = None) -> str | None:  # fmt: skip
+    """The router's expert weights per device (``router_gates``, or ``found`` when already computed)
+    as stacked bars: whether the experts are used per machine."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    found = found or router_gates(checkpoint)
+    if found is None:
+        return None
+    devices, experts, gates = found
     fig, ax = plt.subplots(figsize=(max(7, 0.3 * len(devices)), 3.2))
     bottom = np.zeros(len(devices))
-    for i, name in enumerate(net.config.experts):
-        ax.bar([d.name for d in devices], gates[:, i], bottom=bottom, label=f"expert {name}")
+    for i, name in enumerate(experts):
+        ax.bar(devices, gates[:, i], bottom=bottom, label=f"expert {name}")
         bottom += gates[:, i]
-    ax.bar([d.name for d in devices], 1 - bottom, bottom=bottom, label="base channel", color="#ccc")
+    ax.bar(devices, 1 - bottom, bottom=bottom, label="base channel", color="#ccc")
     ax.set_ylabel("router weight (mean over held-out tasks)", fontsize=7)
     ax.tick_params(labelsize=6)
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")

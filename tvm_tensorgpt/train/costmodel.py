@@ -140,6 +140,7 @@ def train_cost_model(data_dir: str | Path, out: str | Path, config: CostModelCon
     names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and not is_heldout(p.name))
     standardizer = universe_standardizer()
     exclude = [t.mod for t in heldout_tasks()]
+    data_version = data_fingerprint(root, names)  # before reading: a collection may append meanwhile
     groups: list[Group] = []
     for name in names:
         check_not_heldout(name)
@@ -156,7 +157,7 @@ def train_cost_model(data_dir: str | Path, out: str | Path, config: CostModelCon
     booster = xgb.train(params, data, num_boost_round=config.rounds)
     summary = {"profiles": names, "groups": len(groups), "records": int(sum(len(g.labels) for g in groups)),
                "config": asdict(config), "command": command, "date": datetime.date.today().isoformat(),
-               "data": data_fingerprint(root, names)}  # fmt: skip
+               "data": data_version}  # fmt: skip
     sources = {name: standardizer(get_profile(name)).astype(np.float32) for name in names}
     Pretrained(booster, standardizer, sources, {"trained": summary}).save(out)
     return summary
