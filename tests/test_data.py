@@ -57,9 +57,10 @@ def test_split_keeps_representative_subgraphs_out_of_training():
 def test_each_machines_heldout_isa_never_trains():
     """A held-out host holds out its machine's vector ISA at every core count, and nothing else."""
     assert heldout_host_of("intel-xeon") == "intel-xeon-native-2c" and heldout_host_of("amd-zen3") == HELDOUT_HOST
-    assert heldout_host_of("amd-zen5") is None
+    assert heldout_host_of("amd-zen5") == "amd-zen5-avx2-2c" and heldout_host_of("amd-zen4") is None
     assert all(is_heldout(name) for name in HELDOUT_HOSTS)
     assert is_heldout("intel-xeon-native-1c") and is_heldout("amd-zen3-native-1c")  # Zen 3's native ISA is AVX2
+    assert is_heldout("amd-zen5-avx2-1c")
     assert not any(map(is_heldout, ["intel-xeon-avx2-2c", "intel-xeon-sse42-1c", "amd-zen3-sse42-2c",
                                     "amd-zen5-native-2c"]))  # fmt: skip
     trained = json.loads((DEFAULT_COST_MODEL / "meta.json").read_text())["trained"]["profiles"]

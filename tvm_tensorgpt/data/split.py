@@ -6,8 +6,8 @@ held-out Ryzen, Zen 3 as well): no training record comes from its machine and ve
 count). The machines this project runs on change between sessions, so each machine that trains
 may also hold out one ISA of its own (``HELDOUT_HOSTS``): a benchmark then runs on whichever held-out
 profile belongs to the machine it is on. ``intel-xeon-native-2c`` (AVX-512; the Intel records are
-SSE4.2 and AVX2) is a weaker test than Zen 3: the generator has experts of that machine's other
-ISAs. The held-out GPU is ``HELDOUT_GPU`` (no validity labels are made for it), the held-out
+SSE4.2 and AVX2) and ``amd-zen5-avx2-2c`` (the Zen 5 records are AVX-512) are weaker tests than
+Zen 3: the generator has experts of those machines' other ISAs. The held-out GPU is ``HELDOUT_GPU`` (no validity labels are made for it), the held-out
 tasks ``HELDOUT_TASKS``; every other task (of the networks and the training-only kernels) trains.
 """
 
@@ -17,7 +17,7 @@ from ..hardware import HardwareProfile, ProfileError, get_profile
 from ..workloads.tasks import Task, get_task, load_tasks
 
 HELDOUT_HOST = "amd-zen3-avx2-2c"
-HELDOUT_HOSTS = (HELDOUT_HOST, "intel-xeon-native-2c")
+HELDOUT_HOSTS = (HELDOUT_HOST, "intel-xeon-native-2c", "amd-zen5-avx2-2c")
 HELDOUT_GPU = "jetson-orin"
 # The representative subgraphs (>= 12, spanning the operator kinds): tuned by the benchmarks.
 HELDOUT_TASKS = (
