@@ -83,6 +83,14 @@ def _examples(data_dir: str, variant: str, recipe: Recipe) -> dict:
     return load_examples(data_dir, variant_config(variant), limit=recipe.limit, min_weight=recipe.min_weight)
 
 
+@lru_cache(maxsize=2)
+def _data(data_dir: str) -> dict:
+    """Which records the examples come from (for every checkpoint's training.json)."""
+    from tvm_tensorgpt.train.trainer import training_data
+
+    return training_data(data_dir)
+
+
 def _gpu_examples(variant: str, limit: int | None) -> dict:
     """The source GPUs' validity labels (data/validity) as examples, at most ``limit`` per GPU
     spread evenly over the tasks (the labels are in task order)."""
@@ -126,7 +134,7 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
         if not _finished(folder, config.epochs):
             init = build(step.continues, root, data_dir, recipe, sources) if step.continues else None
             examples = [e for rows in _examples(data_dir, step.variant, recipe).values() for e in rows]
-            train(examples, folder, model, config, init)
+            train(examples, folder, model, config, init, _data(data_dir))
     elif not _finished(folder, model.routing == "learned"):
         base_variant = METHODS[step.experts_on].variant  # the experts learn on the prompt their base knows
         by_profile = _examples(data_dir, base_variant, recipe)
@@ -134,7 +142,7 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
             by_profile = {**by_profile, **_gpu_examples(base_variant, recipe.limit)}
         experts = TrainConfig(epochs=recipe.expert_epochs, threads=recipe.threads)
         train_experts(by_profile, build(step.experts_on, root, data_dir, recipe, sources), folder, experts,
-                      model.routing, model.workload_aware)  # fmt: skip
+                      model.routing, model.workload_aware, _data(data_dir))  # fmt: skip
     return folder
 
 

@@ -48,7 +48,7 @@ def test_examples_from_measured_records(tmp_path, llvm_target):
     assert light.light == stats.examples - len(kept) > 0 and light.examples == len(kept)
 
 
-def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
+def test_train_cli_runs_and_resumes(tmp_path, llvm_target, capsys):
     """`tensorgpt train` on a tiny database: an epoch, a checkpoint, a resume, a clear refusal."""
     import json
     from pathlib import Path
@@ -56,6 +56,7 @@ def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
     from tvm.s_tir import meta_schedule as ms
 
     from tvm_tensorgpt.cli import main
+    from tvm_tensorgpt.data.stats import data_fingerprint
     from tvm_tensorgpt.hardware import get_profile
     from tvm_tensorgpt.model.checkpoint import load_checkpoint
     from tvm_tensorgpt.workloads import get_workload
@@ -70,8 +71,17 @@ def test_train_cli_runs_and_resumes(tmp_path, llvm_target):
     assert main(argv) == 0
     state = json.loads((out / "training.json").read_text())
     assert state["epochs_done"] == 1 and state["history"][0]["valid_loss"] > 0
+    assert state["history"][0]["valid_tasks"] == 1 and state["history"][0]["valid_examples"] > 0
+    assert state["data"] == data_fingerprint(data, ["intel-xeon-sse42-1c"])  # which records trained it
     assert main(argv[:5] + ["--epochs", "2"] + argv[7:]) == 0  # resumes: one more epoch
     assert json.loads((out / "training.json").read_text())["epochs_done"] == 2
+    records = data / "intel-xeon-sse42-1c" / "database_tuning_record.json"
+    saved = records.read_text()
+    records.write_text(saved + saved.splitlines(keepends=True)[0])  # the data grew: resuming would mix two
+    assert main(argv[:5] + ["--epochs", "3"] + argv[7:]) == 2
+    assert "trained on other records" in capsys.readouterr().err
+    assert json.loads((out / "training.json").read_text())["epochs_done"] == 2
+    records.write_text(saved)
     net, _ = load_checkpoint(out)
     assert net.config.hidden == 32
     assert main(["train", "--out", str(tmp_path / "x"), "--data-dir", str(data), "--profiles", "amd-zen3-avx2-2c"]) == 2

@@ -65,7 +65,7 @@ def run_train(args: argparse.Namespace) -> int:
     # torch: see the module docstring
     from ..model.checkpoint import read_config
     from ..model.config import EXPERT_VARIANTS, variant_config
-    from ..train.trainer import TrainConfig, load_examples, train, train_experts
+    from ..train.trainer import TrainConfig, load_examples, train, train_experts, training_data
     from ..train.validity import load_validity_examples
 
     def validity(model: Any) -> dict:
@@ -83,11 +83,13 @@ def run_train(args: argparse.Namespace) -> int:
             if args.variant not in EXPERT_VARIANTS:
                 raise UsageError(f"variant {args.variant} has no experts; experts: {', '.join(EXPERT_VARIANTS)}")
             base = read_config(args.base)
+            data = training_data(args.data_dir, profiles)
             by_profile = load_examples(args.data_dir, base, profiles) | validity(base)
-            state = train_experts(by_profile, args.base, args.out, config, model.routing, model.workload_aware)
+            state = train_experts(by_profile, args.base, args.out, config, model.routing, model.workload_aware, data)
         else:
+            data = training_data(args.data_dir, profiles)
             by_profile = load_examples(args.data_dir, model, profiles) | validity(model)
-            state = train([e for rows in by_profile.values() for e in rows], args.out, model, config, args.init)
+            state = train([e for rows in by_profile.values() for e in rows], args.out, model, config, args.init, data)
     except (ValueError, FileNotFoundError) as err:
         raise UsageError(str(err)) from None
     last = state["history"][-1] if state["history"] else {}

@@ -13,6 +13,8 @@ tasks ``HELDOUT_TASKS``; every other task (of the networks and the training-only
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..hardware import HardwareProfile, ProfileError, get_profile
 from ..workloads.tasks import Task, get_task, load_tasks
 
@@ -87,3 +89,12 @@ def check_not_heldout(profile: HardwareProfile | str) -> None:
     """Refuse a held-out profile as a source of training data."""
     if is_heldout(profile):
         raise ValueError(f"{heldout_reason(profile)}: it never provides training data")
+
+
+def source_profiles(data_dir: str | Path, profiles: list[str] | None = None) -> list[str]:
+    """The profiles under ``data_dir`` that train: ``profiles`` if given (a held-out one is refused),
+    else every profile folder there that is not held out."""
+    names = profiles or sorted(p.name for p in Path(data_dir).iterdir() if p.is_dir() and not is_heldout(p.name))
+    for name in names:
+        check_not_heldout(name)
+    return names

@@ -28,7 +28,7 @@ from tvm.target import Target
 
 from ..costmodel import Pretrained, candidate_features
 from ..data.collect import open_database
-from ..data.split import check_not_heldout, heldout_tasks, is_heldout
+from ..data.split import heldout_tasks, source_profiles
 from ..data.stats import data_fingerprint
 from ..hardware import HardwareProfile, Standardizer, get_profile, universe_standardizer
 from ..tvm_glue import TVM_ERRORS, load_tensor_intrinsics, mean_latency
@@ -137,13 +137,12 @@ def train_cost_model(data_dir: str | Path, out: str | Path, config: CostModelCon
     import xgboost as xgb  # start-up cost: only when training
 
     root = Path(data_dir)
-    names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and not is_heldout(p.name))
+    names = source_profiles(root, profiles)
     standardizer = universe_standardizer()
     exclude = [t.mod for t in heldout_tasks()]
     data_version = data_fingerprint(root, names)  # before reading: a collection may append meanwhile
     groups: list[Group] = []
     for name in names:
-        check_not_heldout(name)
         found = record_groups(open_database(root / name), get_profile(name), standardizer, exclude, config.limit)
         logger.info("%s: %d groups, %d records", name, len(found), sum(len(g.labels) for g in found))
         groups += found

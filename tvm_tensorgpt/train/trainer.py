@@ -20,7 +20,8 @@ from pathlib import Path
 import torch
 
 from ..data.collect import open_database
-from ..data.split import check_not_heldout, heldout_tasks, is_heldout
+from ..data.split import heldout_tasks, source_profiles
+from ..data.stats import data_fingerprint
 from ..hardware import get_profile, universe_standardizer
 from ..model import Example, ModelConfig, TensorGPTNetwork, collate
 from ..model.checkpoint import WEIGHTS_FILE, load_checkpoint, save_checkpoint
@@ -49,9 +50,7 @@ def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] 
     exclude = [t.mod for t in heldout_tasks()]
     out: dict[str, list[Example]] = {}
     root = Path(data_dir)
-    names = profiles or sorted(p.name for p in root.iterdir() if p.is_dir() and not is_heldout(p.name))
-    for name in names:
-        check_not_heldout(name)
+    for name in source_profiles(root, profiles):
         profile = get_profile(name)
         examples, stats = examples_from_database(open_database(root / name), profile, standardizer,
                                                  model.hardware_tokens(profile), exclude, limit,
@@ -59,6 +58,21 @@ def load_examples(data_dir: str | Path, model: ModelConfig, profiles: list[str] 
         logger.info("%s: %s", name, stats)
         out[name] = examples
     return out
+
+
+def training_data(data_dir: str | Path, profiles: list[str] | None = None) -> dict:
+    """Which records ``load_examples`` reads (``data.stats.data_fingerprint``), for a checkpoint's
+    training.json: taken before reading, since a collection may append meanwhile."""
+    return data_fingerprint(data_dir, source_profiles(data_dir, profiles))
+
+
+def _check_same_data(state: dict, data: dict | None, out: Path) -> None:
+    """Resuming on other records would mix two datasets in one checkpoint."""
+    known = state.get("data")
+    if data and known and known["sha256"] != data["sha256"]:
+        raise ValueError(f"{out} was trained on other records (profiles {', '.join(known['profiles'])}, sha256 "
+                         f"{known['sha256'][:12]}) than these ({', '.join(data['profiles'])}, {data['sha256'][:12]}): "
+                         "resume it on the same data, or train into a new --out")  # fmt: skip
 
 
 def _batches(examples: list[Example], size: int, rng: random.Random) -> list[list[Example]]:
@@ -121,19 +135,23 @@ def _fit(net: TensorGPTNetwork, examples: list[Example], params: list[torch.nn.P
             optimizer.step()
             total += loss.item()
             bar.set_postfix(loss=f"{total / i:.4f}", refresh=False)
+        # the validation's size beside its loss: one small held-out task can make it near 0 or large
         history.append({"stage": label, "epoch": epoch + 1, "train_loss": total / max(1, len(batches)),
-                        "valid_loss": evaluate(net, valid, config.batch, gates)})  # fmt: skip
-        print(f"{label} epoch {epoch + 1}: train {history[-1]['train_loss']:.4f}, "
-              f"valid {history[-1]['valid_loss']:.4f}", file=sys.stderr)  # fmt: skip
+                        "valid_loss": evaluate(net, valid, config.batch, gates) if valid else None,
+                        "valid_tasks": len({e.task for e in valid}), "valid_examples": len(valid)})  # fmt: skip
+        shown = "n/a" if not valid else f"{history[-1]['valid_loss']:.4f}"
+        print(f"{label} epoch {epoch + 1}: train {history[-1]['train_loss']:.4f}, valid {shown} "
+              f"({history[-1]['valid_tasks']} tasks, {len(valid)} examples)", file=sys.stderr)  # fmt: skip
     return history
 
 
 def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelConfig(),
-          config: TrainConfig = TrainConfig(), init: str | Path | None = None) -> dict:  # fmt: skip
+          config: TrainConfig = TrainConfig(), init: str | Path | None = None, data: dict | None = None) -> dict:  # fmt: skip
     """Base stage: every parameter on every source profile's examples; one checkpoint per epoch.
 
     ``init`` starts from a trained checkpoint of the same config instead of random weights (TLM-CT:
-    TLM trained further on the data TensorGPT uses)."""
+    TLM trained further on the data TensorGPT uses). ``data`` (``training_data``) goes to
+    training.json, and a resume on other data is refused."""
     if not examples:
         raise ValueError("no training examples: collect data first (`tensorgpt collect`, docs/data.md)")
     out = Path(out)
@@ -143,6 +161,7 @@ def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelCo
     if (out / WEIGHTS_FILE).exists() and state_path.exists():
         net, standardizer = load_checkpoint(out)
         state = json.loads(state_path.read_text())
+        _check_same_data(state, data, out)
         logger.info("resuming %s after epoch %d", out, state["epochs_done"])
     elif init is not None:  # continued training (TLM-CT): the same network, more epochs
         net, standardizer = load_checkpoint(init)
@@ -150,10 +169,10 @@ def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelCo
             raise ValueError(f"{init} is not a {model.hardware_prompt}-prompt base checkpoint of this size; "
                              "continue a checkpoint of the same variant")  # fmt: skip
         state = {"epochs_done": 0, "history": [], "train": asdict(config), "examples": len(examples),
-                 "init": str(init)}  # fmt: skip
+                 "init": str(init), "data": data}  # fmt: skip
     else:
         net, standardizer = TensorGPTNetwork(model), universe_standardizer()
-        state = {"epochs_done": 0, "history": [], "train": asdict(config), "examples": len(examples)}
+        state = {"epochs_done": 0, "history": [], "train": asdict(config), "examples": len(examples), "data": data}
     one_epoch = TrainConfig(**{**asdict(config), "epochs": 1})
     for epoch in range(state["epochs_done"], config.epochs):
         row = _fit(net, examples, list(net.parameters()), one_epoch, "base", first_epoch=epoch)[0]
@@ -166,12 +185,12 @@ def train(examples: list[Example], out: str | Path, model: ModelConfig = ModelCo
 
 def train_experts(by_profile: dict[str, list[Example]], base: str | Path, out: str | Path,
                   config: TrainConfig = TrainConfig(), routing: str = "learned",
-                  workload_aware: bool = True) -> dict:  # fmt: skip
+                  workload_aware: bool = True, data: dict | None = None) -> dict:  # fmt: skip
     """Experts stage, then router stage, on a trained base checkpoint.
 
     One peft LoRA expert per source profile, trained on that profile's examples alone with the
     base frozen and only its gate on; then the router, with base and experts frozen, on all
-    examples. A finished stage is kept on re-run (resumable per stage).
+    examples. A finished stage is kept on re-run (resumable per stage, on the same ``data``).
     """
     out = Path(out)
     torch.set_num_threads(config.threads)
@@ -181,9 +200,10 @@ def train_experts(by_profile: dict[str, list[Example]], base: str | Path, out: s
     if (out / WEIGHTS_FILE).exists() and state_path.exists():
         net, standardizer = load_checkpoint(out)
         state = json.loads(state_path.read_text())
+        _check_same_data(state, data, out)
     else:
         net, standardizer = load_checkpoint(base)
-        state = {"done": [], "history": [], "train": asdict(config), "base": str(base)}
+        state = {"done": [], "history": [], "train": asdict(config), "base": str(base), "data": data}
         if net.config.experts:  # an experts checkpoint: keep its experts, train a new router
             if tuple(sorted(net.config.experts)) != names:
                 raise ValueError(f"{base} has experts {list(net.config.experts)}, the data has profiles "
