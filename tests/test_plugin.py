@@ -145,6 +145,33 @@ def test_strategy_stops_with_none_when_exhausted(llvm_target):
     assert batch is None and 0 < seen < 100
 
 
+def test_rounds_do_not_depend_on_the_threads_that_make_them(llvm_target):
+    """Candidates are replayed and postprocessed on the tuning's threads: the same rounds (a first
+    one from the generator, a second with refinement of the "measured" best) with 1 and 2 threads."""
+    from tvm.s_tir.meta_schedule.runner import RunnerResult
+
+    from tvm_tensorgpt.plugin.strategy import TensorGPTSearchStrategy, TuningStats
+
+    stats = TuningStats()
+
+    def rounds(threads: int) -> list[list[int]]:
+        strategy = TensorGPTSearchStrategy("prior", stats=stats)
+        context = ms.TuneContext(mod=get_workload("matmul-128").build(), target=llvm_target, space_generator="tensorgpt",
+                                 search_strategy=strategy, num_threads=threads, rand_state=7)  # fmt: skip
+        assert strategy.workers == threads
+        strategy.pre_tuning(16, 8, context.generate_design_space(), None, None)
+        out = []
+        for _ in range(2):
+            batch = strategy.generate_measure_candidates()
+            out.append([int(tvm_ffi.structural_hash(c.sch.mod)) for c in batch])
+            strategy.notify_runner_results(batch, [RunnerResult([1e-3 * (i + 1)], None) for i in range(len(batch))])
+        return out
+
+    one, two = rounds(1), rounds(2)
+    assert one == two and len(one[0]) == len(one[1]) == 8 and not set(one[0]) & set(one[1])
+    assert stats.total().refined > 0  # the second rounds refined (in parallel with 2 threads)
+
+
 RESUME_SCRIPT = """
 import sys, tvm, tvm_tensorgpt
 from tvm.s_tir import meta_schedule as ms

@@ -89,6 +89,10 @@ class Sketch:
     instructions: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
     # whether each location slot's block can be inlined (structural, probed once)
     _inline: dict[int, bool] = field(default_factory=dict, repr=False)
+    _sampling: list[Instruction] = field(init=False, repr=False)  # the slots' instructions, in order
+
+    def __post_init__(self) -> None:
+        self._sampling = [inst for inst in self.trace.insts if is_sampling(inst)]
 
     @classmethod
     def from_schedule(cls, mod: IRModule, design_space: Schedule) -> Sketch:
@@ -173,16 +177,11 @@ class Sketch:
         """
         if len(decisions) != len(self.slots):
             raise ValueError(f"{len(decisions)} decisions for {len(self.slots)} slots")
+        chosen = {inst: list(value) if isinstance(value, tuple) else value
+                  for inst, value in zip(self._sampling, decisions) if value is not None}  # fmt: skip
         sch = Schedule(self.mod, seed=seed, debug_mask="none", error_render_level="none")
-        position = iter(range(len(decisions)))
-
-        def provide(inst: Instruction, inputs: list, attrs: list, decision: Any) -> Any:
-            if not is_sampling(inst):
-                return decision
-            value = decisions[next(position)]
-            return list(value) if isinstance(value, tuple) else value
-
-        self.trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=provide)
+        # one call into TVM, no Python callback per instruction: replays in threads run in parallel
+        Trace(self.trace.insts, chosen).apply_to_schedule(sch, remove_postproc=True)
         return sch
 
     def realise(self, decisions: Sequence[Decision], postprocs: Sequence[Any], seed: int = 1) -> Realised:

@@ -17,7 +17,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchSt
 
 from ..generators import Generator, MixtureGenerator, PriorGenerator, Proposal, resolve_generator
 from ..language import Decision, Sketch
-from ..tvm_glue import TVM_ERRORS, device_key, mean_latency, resolved_mutators, resolved_postprocs, same_device
+from ..tvm_glue import TVM_ERRORS, device_key, mean_latency, mutate, resolved_mutators, resolved_postprocs, same_device
 
 if TYPE_CHECKING:
     from tvm.s_tir.meta_schedule import TuneContext
@@ -210,11 +211,13 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         self.task_log = logger
         self.postprocs: list = []
         self.mutators: tuple[list, np.ndarray] = ([], np.zeros(0))
+        self.workers = 1
 
     def _initialize_with_tune_context(self, context: "TuneContext") -> None:
         self.context = context
         self.task_log = task_logger(str(context.task_name))
         self.postprocs = resolved_postprocs(context)
+        self.workers = max(1, int(context.num_threads or 1))
         mutators = resolved_mutators(context)
         weights = np.asarray(list(mutators.values()), dtype=float)
         self.mutators = (list(mutators), weights / weights.sum() if weights.size else weights)
@@ -380,6 +383,15 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             return None
         return sch
 
+    def _parallel(self, fn: Callable[[Any], Any], jobs: list) -> list:
+        """``fn`` of each job, in order, on the tuning's threads: TVM releases the GIL while it
+        replays and postprocesses (each job its own Schedule), and builder and runner are idle
+        while a round is made, as in MetaSchedule's own evolutionary search."""
+        if self.workers < 2 or len(jobs) < 2:
+            return [fn(job) for job in jobs]
+        with ThreadPoolExecutor(self.workers) as threads:
+            return list(threads.map(fn, jobs))
+
     def _seed(self) -> int:
         return int(self.rng.integers(1, 2**31 - 1))  # TVM accepts 1 .. 2^31-1 only
 
@@ -405,11 +417,12 @@ class TensorGPTSearchStrategy(PySearchStrategy):
 
     def _validate(self, proposals: list[Proposal], state: _TaskState, stats: TaskStats, pool: list[_Candidate],
                   seen_now: set[int]) -> None:  # fmt: skip
-        """Realise each proposal on its sketch; keep the new valid schedules."""
-        for proposal in proposals:
+        """Realise each proposal on its sketch (in parallel); keep the new valid schedules."""
+        jobs = [(proposal, self._seed()) for proposal in proposals]
+        done = self._parallel(lambda job: state.sketches[job[0].sketch_index].realise(job[0].decisions, self.postprocs,
+                                                                                      seed=job[1]), jobs)  # fmt: skip
+        for proposal, realised in zip(proposals, done):
             stats.generated += 1
-            realised = state.sketches[proposal.sketch_index].realise(proposal.decisions, self.postprocs,
-                                                                     seed=self._seed())  # fmt: skip
             if not realised.valid:
                 continue
             stats.valid += 1
@@ -425,27 +438,34 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         if not num or not mutators or not parents:
             return
         context = self._require_context()
-        for _ in range(num * 3):  # mutations may fail or repeat
-            if num <= 0:
-                break
-            parent = parents[int(self.rng.integers(len(parents)))]
-            mutator = mutators[int(self.rng.choice(len(mutators), p=weights))]
-            try:
-                trace = mutator.apply(parent.trace)
-            except TVM_ERRORS:
-                continue
-            sch = self._replay(context, trace, self._seed()) if trace is not None else None
-            if sch is None:
-                continue
-            decisions = None
-            if parent.sketch is not None:
+        for _ in range(3):  # mutations may fail or repeat: a few batches, each replayed in parallel
+            jobs = []
+            for _ in range(num):
+                parent = parents[int(self.rng.integers(len(parents)))]
+                mutator = mutators[int(self.rng.choice(len(mutators), p=weights))]
                 try:
-                    decisions = state.sketches[parent.sketch].read_decisions(trace)
-                except ValueError:
-                    pass
-            before = len(pool)
-            self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions, refined=True)
-            num -= len(pool) - before
+                    trace = mutate(mutator, parent.trace, self._seed())
+                except TVM_ERRORS:
+                    continue
+                if trace is not None:
+                    jobs.append((parent, trace, self._seed()))
+            replayed = self._parallel(lambda job: self._replay(context, job[1], job[2]), jobs)
+            for (parent, trace, _), sch in zip(jobs, replayed):
+                if sch is not None and num > 0:
+                    num -= self._admit_child(state, stats, pool, seen_now, parent, trace, sch)
+
+    def _admit_child(self, state: _TaskState, stats: TaskStats, pool: list[_Candidate], seen_now: set[int],
+                     parent: _Measured, trace: Trace, sch: Schedule) -> int:  # fmt: skip
+        """Admit a refined schedule with its parent's sketch; 1 if it joined the pool."""
+        decisions = None
+        if parent.sketch is not None:
+            try:
+                decisions = state.sketches[parent.sketch].read_decisions(trace)
+            except ValueError:
+                pass
+        before = len(pool)
+        self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions, refined=True)
+        return len(pool) - before
 
     def _choose(self, context: "TuneContext", state: _TaskState, pool: list[_Candidate], size: int) -> list[_Candidate]:
         """The cost model's best ``size`` of the pool, ``epsilon`` of them drawn from the rest."""

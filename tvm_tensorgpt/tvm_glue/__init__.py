@@ -10,7 +10,7 @@ from .database import DB_FILES, device_key, repair_database, same_device
 from .errors import TVM_ERRORS
 from .intrinsics import load_tensor_intrinsics
 from .latency import mean_latency
-from .space import design_spaces, resolved_mutators, resolved_postprocs
+from .space import design_spaces, mutate, resolved_mutators, resolved_postprocs
 from .target import TargetError, TargetLike, host_target, parse_target
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "load_tensor_intrinsics",
     "local_builder",
     "mean_latency",
+    "mutate",
     "parse_target",
     "repair_database",
     "resolved_mutators",

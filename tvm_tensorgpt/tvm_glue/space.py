@@ -3,7 +3,7 @@
 ``design_spaces`` gives the TuneContext of a workload on a target (its postprocessors decide
 validity) and the design spaces; ``resolved_postprocs`` / ``resolved_mutators`` the
 postprocessors any TuneContext must apply and the mutators its search may use, also where a Python
-space generator left them unset.
+space generator left them unset; ``mutate`` applies a mutator reproducibly.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 from tvm.ir import IRModule
 from tvm.s_tir import Schedule
 from tvm.s_tir import meta_schedule as ms
+from tvm.s_tir.meta_schedule import _ffi_api
 from tvm.s_tir.meta_schedule.space_generator import PostOrderApply
+from tvm.s_tir.schedule import Trace
 
 from .intrinsics import load_tensor_intrinsics
 from .target import TargetLike, parse_target
@@ -53,3 +55,10 @@ def resolved_mutators(context: ms.TuneContext) -> dict:
     if space is not None and space.mutator_probs:
         return dict(space.mutator_probs)
     return dict(_defaults(context).mutator_probs)
+
+
+def mutate(mutator: ms.Mutator, trace: Trace, seed: int) -> Trace | None:
+    """``mutator`` applied to ``trace`` with the random state ``seed`` (1 .. 2^31-1). Python's
+    ``Mutator.apply`` seeds from the device's entropy, which would make a seeded search differ
+    from run to run."""
+    return _ffi_api.MutatorApply(mutator, trace, seed)
