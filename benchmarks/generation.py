@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -172,7 +173,7 @@ def main() -> None:
     print(f"32-trial tune: {wall:.1f} s wall, {total.generation_s:.1f} s generating "
           f"({100 * total.generation_s / wall:.0f} %), {total.valid}/{total.generated} valid")  # fmt: skip
 
-    record = provenance("python benchmarks/generation.py") | {
+    record = provenance(" ".join(["python benchmarks/generation.py", *sys.argv[1:]])) | {
         "profile": profile.name,
         "workload": "conv2d-resnet",
         "results": results,

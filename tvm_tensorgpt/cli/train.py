@@ -77,17 +77,16 @@ def run_train(args: argparse.Namespace) -> int:
     config = TrainConfig(epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed, threads=args.threads)
     try:
         model = variant_config(args.variant, hidden=args.hidden, layers=args.layers)
+        data = training_data(args.data_dir, profiles)  # before reading: a collection may append meanwhile
         if args.stage == "experts":
             if not args.base:
                 raise UsageError("--stage experts needs --base (a base checkpoint from --stage base)")
             if args.variant not in EXPERT_VARIANTS:
                 raise UsageError(f"variant {args.variant} has no experts; experts: {', '.join(EXPERT_VARIANTS)}")
             base = read_config(args.base)
-            data = training_data(args.data_dir, profiles)
             by_profile = load_examples(args.data_dir, base, profiles) | validity(base)
             state = train_experts(by_profile, args.base, args.out, config, model.routing, model.workload_aware, data)
         else:
-            data = training_data(args.data_dir, profiles)
             by_profile = load_examples(args.data_dir, model, profiles) | validity(model)
             state = train([e for rows in by_profile.values() for e in rows], args.out, model, config, args.init, data)
     except (ValueError, FileNotFoundError) as err:
