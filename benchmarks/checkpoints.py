@@ -146,16 +146,17 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
     return folder
 
 
-def checkpoint_for(method: str, root: str | Path, data_dir: str, quick: bool) -> Path:
+def checkpoint_for(method: str, root: str | Path, data_dir: str, quick: bool, bundled: bool = True) -> Path:
     """The folder ``method`` tunes with: tiny ones trained on the fly with ``--quick``; otherwise
-    the bundled default for ``tensorgpt`` and ``RECIPE`` checkpoints derived from it."""
+    the bundled default for ``tensorgpt`` and ``RECIPE`` checkpoints derived from it (``bundled``
+    False: ``RECIPE``'s own ``tensorgpt`` under ``root``, e.g. a retrain on grown data)."""
     from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT, has_default_checkpoint
 
     if quick:
         return build(method, Path(root) / "quick", data_dir, QUICK)
     if not has_default_checkpoint():
         raise SystemExit(f"no bundled checkpoint in {DEFAULT_CHECKPOINT}: build it first (docs/model.md)")
-    return build(method, Path(root), data_dir, RECIPE, {"tensorgpt": DEFAULT_CHECKPOINT})
+    return build(method, Path(root), data_dir, RECIPE, {"tensorgpt": DEFAULT_CHECKPOINT} if bundled else {})
 
 
 def main() -> None:

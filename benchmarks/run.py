@@ -21,7 +21,9 @@ separates the cost model's contribution from the generator's. The others are the
 strategy with the same pretrained cost model and one generator each: ``prior`` (uniform legal
 decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the prior, per sequence),
 ``tensorgpt-mix`` (the same checkpoint sampled with half the prior mixed in per token instead,
-``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``no-hg``, ``no-routing``, ``no-wa``, and
+``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``tensorgpt-retrained``
+(TensorGPT as ``checkpoints.py tensorgpt`` trains it under ``--checkpoints``, not the bundled
+default: what a retrain on grown data is worth before it is bundled), ``no-hg``, ``no-routing``, ``no-wa``, and
 ``tlm``/``tlm-ct`` (TLM rebuilt here from its paper's description: target-string prompts, no
 hardware grounding, no experts; TLM-CT trained further on the data TensorGPT uses); their
 checkpoints come from ``checkpoints.py``. Only the generator differs between those rows.
@@ -55,6 +57,7 @@ class Method:
     checkpoint: bool = True  # its generator is a checkpoint (else the strategy's own or the prior)
     trained_as: str | None = None  # the checkpoints.py method whose checkpoint it uses (default: its name)
     prior_mix: float = 0.0  # SamplingConfig.prior_mix: the prior mixed in per token, not per sequence
+    bundled: bool = True  # ``tensorgpt`` is the bundled default (else RECIPE's under --checkpoints)
 
 
 METHODS = {
@@ -65,6 +68,7 @@ METHODS = {
     "tlm-ct": Method("tensorgpt", "tensorgpt"),
     "tensorgpt": Method("tensorgpt", "tensorgpt"),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
+    "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", bundled=False),
     "no-hg": Method("tensorgpt", "tensorgpt"),
     "no-routing": Method("tensorgpt", "tensorgpt"),
     "no-wa": Method("tensorgpt", "tensorgpt"),
@@ -257,7 +261,7 @@ def _generator(method: str, args: argparse.Namespace):
     spec = METHODS[method]
     if not spec.checkpoint:
         return "prior" if spec.strategy == "tensorgpt" else None
-    folder = checkpoint_for(spec.trained_as or method, args.checkpoints, args.data_dir, args.quick)
+    folder = checkpoint_for(spec.trained_as or method, args.checkpoints, args.data_dir, args.quick, spec.bundled)
     if not spec.prior_mix:
         return folder
     from tvm_tensorgpt.generators.model import ModelGenerator
