@@ -84,11 +84,12 @@ def _examples(data_dir: str, variant: str, recipe: Recipe) -> dict:
 
 
 @lru_cache(maxsize=2)
-def _data(data_dir: str) -> dict:
-    """Which records the examples come from (for every checkpoint's training.json)."""
+def _data(data_dir: str, limit: int | None) -> dict:
+    """Which records the examples come from (for every checkpoint's training.json): the
+    fingerprint covers every record of each profile, ``limit`` says only the first ones were read."""
     from tvm_tensorgpt.train.trainer import training_data
 
-    return training_data(data_dir)
+    return training_data(data_dir) | ({"limit_per_profile": limit} if limit else {})
 
 
 def _gpu_examples(variant: str, limit: int | None) -> dict:
@@ -134,7 +135,7 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
         if not _finished(folder, config.epochs):
             init = build(step.continues, root, data_dir, recipe, sources) if step.continues else None
             examples = [e for rows in _examples(data_dir, step.variant, recipe).values() for e in rows]
-            train(examples, folder, model, config, init, _data(data_dir))
+            train(examples, folder, model, config, init, _data(data_dir, recipe.limit))
     elif not _finished(folder, model.routing == "learned"):
         base_variant = METHODS[step.experts_on].variant  # the experts learn on the prompt their base knows
         by_profile = _examples(data_dir, base_variant, recipe)
@@ -142,7 +143,7 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
             by_profile = {**by_profile, **_gpu_examples(base_variant, recipe.limit)}
         experts = TrainConfig(epochs=recipe.expert_epochs, threads=recipe.threads)
         train_experts(by_profile, build(step.experts_on, root, data_dir, recipe, sources), folder, experts,
-                      model.routing, model.workload_aware, _data(data_dir))  # fmt: skip
+                      model.routing, model.workload_aware, _data(data_dir, recipe.limit))  # fmt: skip
     return folder
 
 
