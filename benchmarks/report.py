@@ -36,7 +36,9 @@ ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + Tenso
         "tensorgpt-mix": "TensorGPT, prior per token", "tensorgpt-retrained": "TensorGPT (retrained)",
         "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip
 REFERENCE_TRIALS = 1000  # Ansor@1000: the seed's reference
-BASELINES = ("ansor", "tlm-ct")  # what the search issue's target compares TensorGPT with
+# what the search issue's target compares TensorGPT with, and the uniform prior in the same loop
+# (what a generator adds to the search)
+BASELINES = ("ansor", "tlm-ct", "prior")
 BOOTSTRAP_DRAWS = 2000
 
 
@@ -150,7 +152,8 @@ def _seed_section(comparison: dict, trials: int) -> list[str]:
     seeds = comparison["seeds"]
     source = ("each cell's best schedules re-measured together by `benchmarks/remeasure.py`"
               if comparison["source"] == "re-measured" else "the latencies logged while tuning (not re-measured)")  # fmt: skip
-    lines = ["", f"**Against Ansor and TLM-CT at {trials} trials, seeds {', '.join(map(str, seeds))}.** Baseline latency "
+    names = " and ".join(ROWS.get(b, b) for b in bases)
+    lines = ["", f"**Against {names} at {trials} trials, seeds {', '.join(map(str, seeds))}.** Baseline latency "
              "÷ method latency (> 1: faster than the baseline), geometric mean over tasks per seed, then the mean "
              f"over seeds; the seeds' lowest and highest; 95 % bootstrap interval over tasks ({BOOTSTRAP_DRAWS} "
              f"draws). Latencies: {source}.", "",

@@ -165,6 +165,7 @@ def test_seed_comparison_uses_remeasured_latencies_and_brackets_the_mean():
     row = remeasured["rows"]["tensorgpt"]["ansor"]
     assert remeasured["source"] == "re-measured" and row["per_seed"][1] == pytest.approx((0.5 * 2 * 2) ** (1 / 3))
     assert row["ci95"][0] < row["mean"] < row["ci95"][1]
+    assert "prior" not in remeasured["rows"]["tensorgpt"]  # a baseline that did not run is left out
     del again[("tlm-ct", "c", 2)]  # one cell not re-measured: the comparison falls back to the tuned values
     assert report.seed_comparison(cells, again)["source"] == "tuned"
 
