@@ -270,6 +270,22 @@ def _generator(method: str, args: argparse.Namespace):
     return ModelGenerator.from_checkpoint(folder, sampling=SamplingConfig(prior_mix=spec.prior_mix))
 
 
+def _checkpoints(args: argparse.Namespace) -> dict[str, dict]:
+    """Which checkpoint each generating method tunes with and the records it learnt from (``data``
+    of its training.json, or of a bundle's provenance.json, with the bundle's note; None where it
+    predates that), for meta.json."""
+    out = {}
+    for method in args.methods:
+        spec = METHODS[method]
+        if spec.checkpoint:
+            folder = Path(checkpoint_for(spec.trained_as or method, args.checkpoints, args.data_dir, args.quick, spec.bundled))
+            files = [f for f in (folder / "training.json", folder / "provenance.json") if f.exists()]
+            record = json.loads(files[0].read_text(encoding="utf-8")) if files else {}
+            out[method] = {"folder": str(folder), "data": record.get("data")}
+            out[method] |= {"note": record["note"]} if record.get("note") else {}
+    return out
+
+
 def _start_meta(path: Path, meta: dict) -> dict:
     """Write meta.json at the first start (so a cut run can be reported); a resume keeps the first
     start's record and appends its own to ``resumes``."""
@@ -310,7 +326,8 @@ def run(args: argparse.Namespace) -> dict:
     # seed-major, so a cut run has whole seeds of whole tasks
     cells = [(m, name, mod, seed) for seed in args.seeds for name, mod in tasks for m in args.methods]
     todo = [c for c in cells if (c[0], c[1], c[3]) not in done]
-    meta = _start_meta(out / "meta.json", run_meta(args) | {"target": json.loads(str(parse_target(profile.target)))})
+    meta = _start_meta(out / "meta.json", run_meta(args) | {"target": json.loads(str(parse_target(profile.target))),
+                                                             "checkpoints": _checkpoints(args)})  # fmt: skip
     started = time.perf_counter()
     for index, (method, name, mod, seed) in enumerate(todo):
         checkpoint = _generator(method, args)

@@ -40,6 +40,9 @@ def test_quick_benchmark_runs_every_method_and_reports(tmp_path):
         if not cell["method"].startswith("ansor"):
             assert cell["valid"] <= cell["generated"] and cell["valid"] >= 0.99 * cell["generated"]
     assert results["meta"]["quick"] and results["meta"]["profile"] == HERE_AVX2_2C
+    checkpoints = results["meta"]["checkpoints"]  # which checkpoint each generating row used, and its records
+    assert sorted(checkpoints) == sorted(m for m in METHODS if m not in ("ansor", "ansor-cm", "prior"))
+    assert all(Path(c["folder"]).is_dir() and c["data"]["profiles"] for c in checkpoints.values())
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=600)  # every cell is done: skipped
     assert again.returncode == 0
