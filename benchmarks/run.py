@@ -255,13 +255,20 @@ def _numpy_sgemm_gflops(n: int = 512, cores: int = 2) -> float:
     return 2 * n**3 / float(np.median(runs)) / 1e9
 
 
-def _generator(method: str, args: argparse.Namespace):
+def _folder(method: str, args: argparse.Namespace) -> Path | None:
+    """The checkpoint folder a method tunes with (trained first where missing); None without one."""
+    spec = METHODS[method]
+    if not spec.checkpoint:
+        return None
+    return Path(checkpoint_for(spec.trained_as or method, args.checkpoints, args.data_dir, args.quick, spec.bundled))
+
+
+def _generator(method: str, folder: Path | None):
     """What a method's search proposes with: its checkpoint (a folder, or a generator sampling it
     with ``prior_mix``), the prior, or nothing (evolutionary)."""
     spec = METHODS[method]
-    if not spec.checkpoint:
+    if folder is None:
         return "prior" if spec.strategy == "tensorgpt" else None
-    folder = checkpoint_for(spec.trained_as or method, args.checkpoints, args.data_dir, args.quick, spec.bundled)
     if not spec.prior_mix:
         return folder
     from tvm_tensorgpt.generators.model import ModelGenerator
@@ -270,15 +277,13 @@ def _generator(method: str, args: argparse.Namespace):
     return ModelGenerator.from_checkpoint(folder, sampling=SamplingConfig(prior_mix=spec.prior_mix))
 
 
-def _checkpoints(args: argparse.Namespace) -> dict[str, dict]:
+def _checkpoints(folders: dict[str, Path | None]) -> dict[str, dict]:
     """Which checkpoint each generating method tunes with and the records it learnt from (``data``
     of its training.json, or of a bundle's provenance.json, with the bundle's note; None where it
     predates that), for meta.json."""
     out = {}
-    for method in args.methods:
-        spec = METHODS[method]
-        if spec.checkpoint:
-            folder = Path(checkpoint_for(spec.trained_as or method, args.checkpoints, args.data_dir, args.quick, spec.bundled))
+    for method, folder in folders.items():
+        if folder is not None:
             files = [f for f in (folder / "training.json", folder / "provenance.json") if f.exists()]
             record = json.loads(files[0].read_text(encoding="utf-8")) if files else {}
             out[method] = {"folder": str(folder), "data": record.get("data")}
@@ -326,11 +331,12 @@ def run(args: argparse.Namespace) -> dict:
     # seed-major, so a cut run has whole seeds of whole tasks
     cells = [(m, name, mod, seed) for seed in args.seeds for name, mod in tasks for m in args.methods]
     todo = [c for c in cells if (c[0], c[1], c[3]) not in done]
+    folders = {m: _folder(m, args) for m in args.methods}  # resolved (and trained) once, before any cell
     meta = _start_meta(out / "meta.json", run_meta(args) | {"target": json.loads(str(parse_target(profile.target))),
-                                                             "checkpoints": _checkpoints(args)})  # fmt: skip
+                                                             "checkpoints": _checkpoints(folders)})  # fmt: skip
     started = time.perf_counter()
     for index, (method, name, mod, seed) in enumerate(todo):
-        checkpoint = _generator(method, args)
+        checkpoint = _generator(method, folders[method])
         work_dir = tempfile.mkdtemp(prefix=f"bench-{method}-", dir=args.work_root)
         tune = network_cell if args.suite == "networks" else functools.partial(tune_cell, mod=mod)
         cell = tune(method=method, name=name, profile=profile, generator=checkpoint, trials=args.trials,
