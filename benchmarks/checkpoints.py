@@ -12,6 +12,10 @@ What each method is (all trained on the same source records, held-out tasks and 
 - ``tlm-ct``: ``tlm`` trained ``ct_epochs`` more on the same data (the data TensorGPT's extra
   stages use), so it sees as much training as TensorGPT.
 - ``no-hg``: ``tlm``'s base (no bucket, no prefix) with experts and router as TensorGPT.
+- ``tensorgpt-distilled``: ``tensorgpt-base`` trained ``ct_epochs`` more on the same records plus
+  the shipped cost model's favourite schedules of every training task on every source profile
+  (``DISTILLED``, made by ``tensorgpt data distil``; ``train/distill.py``): what distilling the cost
+  model into the generator is worth. A base (no experts): compare it with ``tensorgpt-base``.
 - ``tensorgpt-gpu``: TensorGPT's base with one more expert per source GPU, trained on its validity
   labels (data/validity: VerifyGPUCode-verified CUDA candidates, weight 1; no timings), and a router
   over all of them. Not bundled: the validity benchmark compares it with the bundled default.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +36,7 @@ from pathlib import Path
 from common import CHECKPOINTS, RECORDS, ROOT
 
 VALIDITY = ROOT / "data" / "validity"
+DISTILLED = ROOT / "data" / "distilled" / "costmodel-top4.jsonl.gz"
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class Method:
     experts_on: str | None = None  # an experts (and router) stage on this method's checkpoint
     continues: str | None = None  # a base stage trained further from this method's checkpoint
     gpu_experts: bool = False  # also one expert per source GPU, on its validity labels
+    distilled: bool = False  # also the cost model's favourites (DISTILLED)
 
 
 METHODS: dict[str, Method] = {
@@ -66,6 +73,7 @@ METHODS: dict[str, Method] = {
     "tlm": Method("tlm"),
     "tlm-ct": Method("tlm", continues="tlm"),
     "tensorgpt": Method("tensorgpt", experts_on="tensorgpt-base"),
+    "tensorgpt-distilled": Method("tensorgpt", continues="tensorgpt-base", distilled=True),
     "tensorgpt-gpu": Method("tensorgpt", experts_on="tensorgpt-base", gpu_experts=True),
     "no-hg": Method("no-hg", experts_on="tlm"),  # its base config is tlm's: the tlm checkpoint serves
     "no-routing": Method("no-routing", experts_on="tensorgpt"),  # TensorGPT's experts, no router
@@ -102,6 +110,22 @@ def _gpu_examples(variant: str, limit: int | None) -> dict:
     return {name: rows[:: max(1, len(rows) // limit)][:limit] if limit else rows for name, rows in out.items()}
 
 
+def _distilled(data_dir: str, variant: str, limit: int | None) -> list:
+    """The distilled examples of ``data_dir``'s source profiles, at most ``limit`` per profile."""
+    from tvm_tensorgpt.data.split import source_profiles
+    from tvm_tensorgpt.model.config import variant_config
+    from tvm_tensorgpt.train.distill import distilled_examples
+
+    if not DISTILLED.exists():
+        raise SystemExit(f"{DISTILLED} is missing: make it with `tensorgpt data distil --out FILE` and gzip it")
+    by_profile = distilled_examples(DISTILLED, variant_config(variant), source_profiles(data_dir), limit)
+    return [e for rows in by_profile.values() for e in rows]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _finished(folder: Path, stages: int | bool) -> bool:
     """Base folders: ``stages`` epochs done. Experts folders (``stages`` = whether a router is
     trained): every expert named in its config done, and the router."""
@@ -135,7 +159,11 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
         if not _finished(folder, config.epochs):
             init = build(step.continues, root, data_dir, recipe, sources) if step.continues else None
             examples = [e for rows in _examples(data_dir, step.variant, recipe).values() for e in rows]
-            train(examples, folder, model, config, init, _data(data_dir, recipe.limit))
+            data = _data(data_dir, recipe.limit)
+            if step.distilled:
+                examples += _distilled(data_dir, step.variant, recipe.limit)
+                data = {**data, "distilled": {"file": str(DISTILLED.relative_to(ROOT)), "sha256": _sha256(DISTILLED)}}
+            train(examples, folder, model, config, init, data)
     elif not _finished(folder, model.routing == "learned"):
         base_variant = METHODS[step.experts_on].variant  # the experts learn on the prompt their base knows
         by_profile = _examples(data_dir, base_variant, recipe)

@@ -23,7 +23,8 @@ decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the pr
 ``tensorgpt-mix`` (the same checkpoint sampled with half the prior mixed in per token instead,
 ``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``tensorgpt-retrained``
 (TensorGPT as ``checkpoints.py tensorgpt`` trains it under ``--checkpoints``, not the bundled
-default: what a retrain on grown data is worth before it is bundled), ``no-hg``, ``no-routing``, ``no-wa``, and
+default: what a retrain on grown data is worth before it is bundled), ``tensorgpt-distilled``
+(a base also trained on the cost model's favourite schedules, ``checkpoints.py``), ``no-hg``, ``no-routing``, ``no-wa``, and
 ``tlm``/``tlm-ct`` (TLM rebuilt here from its paper's description: target-string prompts, no
 hardware grounding, no experts; TLM-CT trained further on the data TensorGPT uses); their
 checkpoints come from ``checkpoints.py``. Only the generator differs between those rows.
@@ -69,6 +70,7 @@ METHODS = {
     "tensorgpt": Method("tensorgpt", "tensorgpt"),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
     "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", bundled=False),
+    "tensorgpt-distilled": Method("tensorgpt", "tensorgpt"),
     "no-hg": Method("tensorgpt", "tensorgpt"),
     "no-routing": Method("tensorgpt", "tensorgpt"),
     "no-wa": Method("tensorgpt", "tensorgpt"),

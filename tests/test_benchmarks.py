@@ -14,7 +14,8 @@ import pytest
 from conftest import HERE_AVX2_2C
 
 ROOT = Path(__file__).resolve().parents[1]
-METHODS = ["ansor", "ansor-cm", "prior", "tlm", "tlm-ct", "tensorgpt", "tensorgpt-mix", "tensorgpt-retrained", "no-hg", "no-routing", "no-wa"]
+METHODS = ["ansor", "ansor-cm", "prior", "tlm", "tlm-ct", "tensorgpt", "tensorgpt-mix", "tensorgpt-retrained", "tensorgpt-distilled",
+           "no-hg", "no-routing", "no-wa"]
 
 
 def test_quick_benchmark_runs_every_method_and_reports(tmp_path):

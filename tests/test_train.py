@@ -239,3 +239,57 @@ def test_validation_holds_out_whole_tasks():
     assert {e.task for e in _split(examples, TrainConfig(validation=0.1, seed=1))[1]} != held
     untasked = [Example([1, 3, 7], [9, 10 + i, 2]) for i in range(40)]  # e.g. GPU validity labels
     assert [len(part) for part in _split(untasked, config)] == [36, 4]
+
+
+def test_distilled_examples_are_the_cost_models_favourites(tmp_path, capsys):
+    """`data distil` keeps the shipped cost model's best of a prior pool per (task, profile),
+    resumes, refuses other settings, and `train --distilled` learns from them."""
+    import json
+
+    import numpy as np
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate
+    from tvm.target import Target
+
+    from tvm_tensorgpt.cli import main
+    from tvm_tensorgpt.costmodel import DEFAULT_COST_MODEL, Pretrained
+    from tvm_tensorgpt.costmodel.features import candidate_features
+    from tvm_tensorgpt.language import VOCAB, decode_response
+    from tvm_tensorgpt.language.design import design_context
+    from tvm_tensorgpt.model.config import variant_config
+    from tvm_tensorgpt.train.distill import distilled_examples
+    from tvm_tensorgpt.tvm_glue import resolved_postprocs
+    from tvm_tensorgpt.workloads.tasks import get_task
+
+    data = tmp_path / "records"
+    (data / "intel-xeon-sse42-1c").mkdir(parents=True)  # the source profiles are the folders there
+    out = tmp_path / "distilled.jsonl"
+    argv = ["data", "distil", "--out", str(out), "--data-dir", str(data), "--tasks", "1", "--pool", "24", "--keep", "3",
+            "--threads", "1"]  # fmt: skip
+    assert main(argv) == 0 and "1 (task, profile) pairs" in capsys.readouterr().out
+    header, *rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert header["config"]["pool"] == 24 and header["trained"]["records"] > 0
+    assert len(rows) == 3 and [r["rank"] for r in rows] == [0, 1, 2]
+    margins = [r["margin"] for r in rows]
+    assert margins == sorted(margins, reverse=True)
+    # each kept schedule, realised again from its decisions, scores what the file says
+    profile, model = get_profile(rows[0]["profile"]), Pretrained.load(DEFAULT_COST_MODEL)
+    context, sketches = design_context(get_task(rows[0]["task"]).mod, Target(profile.target))
+    for row in rows:
+        decisions = [tuple(d) if isinstance(d, list) else d for d in row["decisions"]]
+        sch = sketches[row["sketch"]].realise(decisions, resolved_postprocs(context)).schedule
+        candidate = MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True))
+        score = model.margin(candidate_features(context, [candidate], model.standardizer(profile)))[0]
+        assert np.isclose(score, row["margin"], atol=1e-4)
+    assert main(argv) == 0 and "0 (task, profile) pairs" in capsys.readouterr().out  # resumed: nothing new
+    assert main(argv[:-4] + ["--keep", "5"]) == 2 and "resume with the same settings" in capsys.readouterr().err
+    examples = distilled_examples(out, variant_config("tensorgpt"))["intel-xeon-sse42-1c"]
+    assert len(examples) == 3 and all(e.weight == 1.0 and len(e.hardware) == 24 for e in examples)
+    decode_response(sketches[rows[0]["sketch"]], VOCAB.decode(examples[0].response))
+    # training on them (the profile folder holds no records: the distilled examples are all it has)
+    ckpt = tmp_path / "ckpt"
+    assert main(["train", "--out", str(ckpt), "--data-dir", str(data), "--distilled", str(out), "--epochs", "1",
+                 "--batch", "2", "--hidden", "32", "--layers", "1"]) == 0  # fmt: skip
+    state = json.loads((ckpt / "training.json").read_text())
+    assert state["examples"] == 3 and state["data"]["distilled"]["file"] == str(out)
+    assert main(["train", "--out", str(ckpt), "--data-dir", str(data), "--distilled", str(tmp_path / "none")]) == 2

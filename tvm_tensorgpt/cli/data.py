@@ -11,7 +11,7 @@ from typing import Any
 
 from ..data.collect import STRATEGIES, CollectConfig, RemoteDevice, collect
 from ..data.ingest import ingest
-from ..data.split import heldout_reason, heldout_tasks, is_heldout, training_tasks
+from ..data.split import heldout_reason, heldout_tasks, is_heldout, source_profiles, training_tasks
 from ..data.stats import data_stats
 from ..hardware import ProfileError, get_profile
 from ..workloads.tasks import Task, get_task, load_tasks
@@ -60,6 +60,17 @@ def add_parsers(sub: Any) -> None:
     validity.add_argument("--tasks", type=int, default=None, help="the first N training tasks (default all)")
     validity.add_argument("--out", default="data/validity")
     validity.set_defaults(run=run_validity)
+    distil = data_sub.add_parser("distil", help="the shipped cost model's favourite schedules of every training "
+                                 "task on every source profile, as extra training examples (no measuring; resumable)")
+    distil.add_argument("--out", required=True, help="a JSONL file (re-running appends the pairs not yet there)")
+    distil.add_argument("--data-dir", default="data/records", help="its profile folders are the source devices")
+    distil.add_argument("--profiles", help="comma-separated source profiles (default: every one in --data-dir)")
+    distil.add_argument("--tasks", type=int, default=None, help="the first N training tasks (default all)")
+    distil.add_argument("--pool", type=int, help="prior draws per task and profile (default 512)")
+    distil.add_argument("--keep", type=int, help="the cost model's best N kept (default 4)")
+    distil.add_argument("--seed", type=int, help="(default 0)")
+    distil.add_argument("--threads", type=int, help="threads realising a pool (default 2)")
+    distil.set_defaults(run=run_distil)
 
 
 def _select_tasks(spec: str) -> list[Task]:
@@ -126,6 +137,27 @@ def run_validity(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     print(f"{args.profile}: {totals['verified']} of {totals['candidates']} candidates verified over "
           f"{totals['tasks']} tasks ({args.out})")  # fmt: skip
+    return 0
+
+
+def run_distil(args: argparse.Namespace) -> int:
+    from ..train.distill import DistillConfig, distil  # torch: the rows become training examples
+
+    settings = {k: getattr(args, k) for k in ("pool", "keep", "seed", "threads") if getattr(args, k) is not None}
+    for option in ("pool", "keep", "threads"):
+        if option in settings:
+            check_positive(settings[option], f"--{option}")
+    if "seed" in settings:
+        check_seed(settings["seed"])
+    if not Path(args.data_dir).is_dir():
+        raise UsageError(f"--data-dir {args.data_dir} is not a folder of profile databases (e.g. data/records)")
+    profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
+    config = DistillConfig(**settings)  # the defaults live there (torch-free parser)
+    try:
+        done = distil(training_tasks()[: args.tasks], source_profiles(args.data_dir, profiles), args.out, config)
+    except (ValueError, ProfileError) as err:
+        raise UsageError(str(err)) from None
+    print(f"{args.out}: {done} (task, profile) pairs distilled now")
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import logging
 import sys
 from pathlib import Path
@@ -29,6 +30,10 @@ def add_parsers(sub: Any) -> None:
     train.add_argument("--profiles", help="comma-separated source profiles (default: every one in --data-dir)")
     train.add_argument("--validity-dir", help="also train on the GPU validity labels there (`data validity`): "
                        "one more expert per labelled GPU")
+    train.add_argument("--distilled", help="also train on the examples of a `data distil` file (the cost model's "
+                       "favourites; examples of a profile outside the records' count as one more source)")
+    train.add_argument("--min-weight", type=float, default=0.0,
+                       help="leave out records weighing less (0.05: over ~2.1x slower than their task's best)")
     train.add_argument("--epochs", type=int, default=3)
     train.add_argument("--batch", type=int, default=16)
     train.add_argument("--lr", type=float, default=1e-3)
@@ -56,6 +61,11 @@ def add_parsers(sub: Any) -> None:
 def run_train(args: argparse.Namespace) -> int:
     for option in ("epochs", "batch", "threads", "hidden", "layers"):
         check_positive(getattr(args, option), f"--{option}")
+    if args.distilled is not None and not Path(args.distilled).is_file():
+        raise UsageError(f"--distilled {args.distilled} is not a file; make one with "
+                         "`tensorgpt data distil --out FILE`")
+    if not 0.0 <= args.min_weight <= 1.0:
+        raise UsageError(f"--min-weight is a weight in 0..1, not {args.min_weight}")
     if not args.lr > 0 or args.lr != args.lr:
         raise UsageError(f"--lr must be a positive number, not {args.lr}")
     check_seed(args.seed)
@@ -65,12 +75,18 @@ def run_train(args: argparse.Namespace) -> int:
     # torch: see the module docstring
     from ..model.checkpoint import read_config
     from ..model.config import EXPERT_VARIANTS, variant_config
+    from ..train.distill import distilled_examples
     from ..train.trainer import TrainConfig, load_examples, train, train_experts, training_data
     from ..train.validity import load_validity_examples
 
-    def validity(model: Any) -> dict:
-        """GPU profile -> its verified validity labels as examples (none without --validity-dir)."""
-        return load_validity_examples(args.validity_dir, model) if args.validity_dir is not None else {}
+    def extra(model: Any, by_profile: dict) -> dict:
+        """Profile -> examples: the records', plus the distilled ones and the GPU validity labels."""
+        if args.distilled is not None:
+            for name, rows in distilled_examples(args.distilled, model, profiles).items():
+                by_profile[name] = by_profile.get(name, []) + rows
+        if args.validity_dir is not None:
+            by_profile |= load_validity_examples(args.validity_dir, model)
+        return by_profile
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     profiles = [p.strip() for p in args.profiles.split(",")] if args.profiles else None
@@ -78,16 +94,19 @@ def run_train(args: argparse.Namespace) -> int:
     try:
         model = variant_config(args.variant, hidden=args.hidden, layers=args.layers)
         data = training_data(args.data_dir, profiles)  # before reading: a collection may append meanwhile
+        if args.distilled is not None:
+            data["distilled"] = {"file": args.distilled,
+                                 "sha256": hashlib.sha256(Path(args.distilled).read_bytes()).hexdigest()}
         if args.stage == "experts":
             if not args.base:
                 raise UsageError("--stage experts needs --base (a base checkpoint from --stage base)")
             if args.variant not in EXPERT_VARIANTS:
                 raise UsageError(f"variant {args.variant} has no experts; experts: {', '.join(EXPERT_VARIANTS)}")
             base = read_config(args.base)
-            by_profile = load_examples(args.data_dir, base, profiles) | validity(base)
+            by_profile = extra(base, load_examples(args.data_dir, base, profiles, min_weight=args.min_weight))
             state = train_experts(by_profile, args.base, args.out, config, model.routing, model.workload_aware, data)
         else:
-            by_profile = load_examples(args.data_dir, model, profiles) | validity(model)
+            by_profile = extra(model, load_examples(args.data_dir, model, profiles, min_weight=args.min_weight))
             state = train([e for rows in by_profile.values() for e in rows], args.out, model, config, args.init, data)
     except (ValueError, FileNotFoundError) as err:
         raise UsageError(str(err)) from None
