@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -122,10 +121,6 @@ def _distilled(data_dir: str, variant: str, limit: int | None) -> list:
     return [e for rows in by_profile.values() for e in rows]
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _finished(folder: Path, stages: int | bool) -> bool:
     """Base folders: ``stages`` epochs done. Experts folders (``stages`` = whether a router is
     trained): every expert named in its config done, and the router."""
@@ -162,7 +157,9 @@ def build(method: str, root: Path, data_dir: str, recipe: Recipe, sources: dict[
             data = _data(data_dir, recipe.limit)
             if step.distilled:
                 examples += _distilled(data_dir, step.variant, recipe.limit)
-                data = {**data, "distilled": {"file": str(DISTILLED.relative_to(ROOT)), "sha256": _sha256(DISTILLED)}}
+                from tvm_tensorgpt.train.distill import fingerprint
+
+                data = {**data, "distilled": fingerprint(DISTILLED) | {"file": str(DISTILLED.relative_to(ROOT))}}
             train(examples, folder, model, config, init, data)
     elif not _finished(folder, model.routing == "learned"):
         base_variant = METHODS[step.experts_on].variant  # the experts learn on the prompt their base knows

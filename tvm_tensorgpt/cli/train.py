@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
 import logging
 import sys
 from pathlib import Path
@@ -75,7 +74,7 @@ def run_train(args: argparse.Namespace) -> int:
     # torch: see the module docstring
     from ..model.checkpoint import read_config
     from ..model.config import EXPERT_VARIANTS, variant_config
-    from ..train.distill import distilled_examples
+    from ..train.distill import distilled_examples, fingerprint
     from ..train.trainer import TrainConfig, load_examples, train, train_experts, training_data
     from ..train.validity import load_validity_examples
 
@@ -95,8 +94,7 @@ def run_train(args: argparse.Namespace) -> int:
         model = variant_config(args.variant, hidden=args.hidden, layers=args.layers)
         data = training_data(args.data_dir, profiles)  # before reading: a collection may append meanwhile
         if args.distilled is not None:
-            data["distilled"] = {"file": args.distilled,
-                                 "sha256": hashlib.sha256(Path(args.distilled).read_bytes()).hexdigest()}
+            data["distilled"] = fingerprint(args.distilled)
         if args.stage == "experts":
             if not args.base:
                 raise UsageError("--stage experts needs --base (a base checkpoint from --stage base)")

@@ -16,8 +16,8 @@ trainer (the prompt's hardware section as the model being trained expects).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
-import logging
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -41,9 +41,6 @@ from ..model import Example, ModelConfig
 from ..tvm_glue import resolved_postprocs
 from ..workloads.features import workload_features
 from ..workloads.tasks import Task, get_task
-
-logger = logging.getLogger(__name__)
-
 
 @dataclass(frozen=True)
 class DistillConfig:
@@ -136,6 +133,11 @@ def distil(tasks: Sequence[Task], profiles: Sequence[str], out: str | Path, conf
             sink.flush()
             count += 1
     return count
+
+
+def fingerprint(path: str | Path) -> dict:
+    """Which distilled file a checkpoint learnt from (for training.json's ``data``)."""
+    return {"file": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
 
 
 def distilled_examples(path: str | Path, model: ModelConfig, profiles: Sequence[str] | None = None,
