@@ -1,6 +1,6 @@
 """Measure every cell's best schedules again, all in one batch on a quiet machine.
 
-    python benchmarks/remeasure.py --run benchmarks/results/subgraphs [--repeats 3]
+    python benchmarks/remeasure.py --run benchmarks/results/subgraphs [--repeats 3] [--again]
 
 A cell's best latency comes from one measurement taken while it tuned; here one task's best spread
 4.2x over 8 seeds, and latencies logged under load were off by 0.5-2.4x. So the rows are compared
@@ -10,6 +10,9 @@ from their traces, built with the plugin's builder and measured with the tuning'
 are measured minutes apart at most. A cell's re-measured latency is the fastest of its schedules
 (the median of each schedule's repeats). Appended per task to ``remeasured.jsonl`` in the run
 folder (a killed run resumes); ``report.py`` compares the rows on these values when they exist.
+``--again``: a row was added to the run after its batch, so every cell is measured anew in one
+batch; the earlier batch is kept beside it as ``remeasured-1.jsonl`` (``-2``, ... after that).
+A killed ``--again`` run resumes without ``--again``.
 """
 
 from __future__ import annotations
@@ -79,6 +82,17 @@ def measure(schedules: list, profile, repeats: int) -> list[float | None]:
     return out
 
 
+def set_aside(folder: Path) -> Path | None:
+    """Rename the run's re-measured batch to the first free ``remeasured-N.jsonl`` (None: no batch)."""
+    current = folder / REMEASURED
+    if not current.exists():
+        return None
+    index = 1
+    while (kept := folder / f"remeasured-{index}.jsonl").exists():
+        index += 1
+    return current.rename(kept)
+
+
 def remeasure(folder: Path, repeats: int) -> list[dict]:
     from tvm.target import Target
 
@@ -117,9 +131,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", required=True, help="a run.py folder (results.jsonl + meta.json)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each schedule (the median counts)")
+    parser.add_argument("--again", action="store_true",
+                        help="measure every cell anew in one batch, keeping the earlier batch as remeasured-N.jsonl")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if args.again and (kept := set_aside(Path(args.run))):
+        print(f"the earlier batch is kept as {kept}", file=sys.stderr)
     rows = remeasure(Path(args.run), args.repeats)
     print(f"{len(rows)} cells re-measured in {Path(args.run) / REMEASURED}")
 

@@ -34,6 +34,7 @@ from remeasure import read_remeasured
 ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + TensorGPT cost model",
         "prior": "Prior (same search)", "tlm": "TLM", "tlm-ct": "TLM-CT", "tensorgpt": "TensorGPT",
         "tensorgpt-mix": "TensorGPT, prior per token", "tensorgpt-retrained": "TensorGPT (retrained)",
+        "tlm-ct-retrained": "TLM-CT (retrained)",
         "tensorgpt-distilled": "TensorGPT base + cost-model distillation",
         "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip
 REFERENCE_TRIALS = 1000  # Ansor@1000: the seed's reference

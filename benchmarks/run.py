@@ -22,9 +22,11 @@ strategy with the same pretrained cost model and one generator each: ``prior`` (
 decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the prior, per sequence),
 ``tensorgpt-mix`` (the same checkpoint sampled with half the prior mixed in per token instead,
 ``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``tensorgpt-retrained``
-(TensorGPT as ``checkpoints.py tensorgpt`` trains it under ``--checkpoints``, not the bundled
-default: what a retrain on grown data is worth before it is bundled), ``tensorgpt-distilled``
-(a base also trained on the cost model's favourite schedules, ``checkpoints.py``), ``no-hg``, ``no-routing``, ``no-wa``, and
+(TensorGPT as ``checkpoints.py tensorgpt`` trains it under ``--checkpoints``/retrained, not the
+bundled default: what a retrain on grown data is worth before it is bundled), ``tlm-ct-retrained``
+(TLM-CT trained there on the same records: the fair comparison for ``tensorgpt-retrained``),
+``tensorgpt-distilled`` (a base also trained on the cost model's favourite schedules, there too),
+``no-hg``, ``no-routing``, ``no-wa``, and
 ``tlm``/``tlm-ct`` (TLM rebuilt here from its paper's description: target-string prompts, no
 hardware grounding, no experts; TLM-CT trained further on the data TensorGPT uses); their
 checkpoints come from ``checkpoints.py``. Only the generator differs between those rows.
@@ -59,6 +61,9 @@ class Method:
     trained_as: str | None = None  # the checkpoints.py method whose checkpoint it uses (default: its name)
     prior_mix: float = 0.0  # SamplingConfig.prior_mix: the prior mixed in per token, not per sequence
     bundled: bool = True  # ``tensorgpt`` is the bundled default (else RECIPE's under --checkpoints)
+    # the subfolder of --checkpoints its RECIPE checkpoints live in: "retrained" holds one retrain
+    # on one records snapshot (every row there learnt from the same records); a quick run ignores it
+    root: str = ""
 
 
 METHODS = {
@@ -69,8 +74,9 @@ METHODS = {
     "tlm-ct": Method("tensorgpt", "tensorgpt"),
     "tensorgpt": Method("tensorgpt", "tensorgpt"),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
-    "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", bundled=False),
-    "tensorgpt-distilled": Method("tensorgpt", "tensorgpt"),
+    "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", bundled=False, root="retrained"),
+    "tlm-ct-retrained": Method("tensorgpt", "tensorgpt", trained_as="tlm-ct", bundled=False, root="retrained"),
+    "tensorgpt-distilled": Method("tensorgpt", "tensorgpt", bundled=False, root="retrained"),
     "no-hg": Method("tensorgpt", "tensorgpt"),
     "no-routing": Method("tensorgpt", "tensorgpt"),
     "no-wa": Method("tensorgpt", "tensorgpt"),
@@ -262,7 +268,8 @@ def _folder(method: str, args: argparse.Namespace) -> Path | None:
     spec = METHODS[method]
     if not spec.checkpoint:
         return None
-    return Path(checkpoint_for(spec.trained_as or method, args.checkpoints, args.data_dir, args.quick, spec.bundled))
+    root = Path(args.checkpoints) / ("" if args.quick else spec.root)
+    return Path(checkpoint_for(spec.trained_as or method, root, args.data_dir, args.quick, spec.bundled))
 
 
 def _generator(method: str, folder: Path | None):
@@ -295,10 +302,10 @@ def _checkpoints(folders: dict[str, Path | None]) -> dict[str, dict]:
 
 def _start_meta(path: Path, meta: dict) -> dict:
     """Write meta.json at the first start (so a cut run can be reported); a resume keeps the first
-    start's record and appends its own to ``resumes``."""
+    start's record and appends its own to ``resumes`` (with the checkpoints of the rows it names)."""
     if path.exists():
         first = json.loads(path.read_text(encoding="utf-8"))
-        first.setdefault("resumes", []).append({k: meta[k] for k in ("command", "date", "commit", "machine")})
+        first.setdefault("resumes", []).append({k: meta[k] for k in ("command", "date", "commit", "machine", "checkpoints")})
         meta = first
     path.write_text(json.dumps(meta, indent=1), encoding="utf-8")
     return meta

@@ -14,7 +14,8 @@ import pytest
 from conftest import HERE_AVX2_2C
 
 ROOT = Path(__file__).resolve().parents[1]
-METHODS = ["ansor", "ansor-cm", "prior", "tlm", "tlm-ct", "tensorgpt", "tensorgpt-mix", "tensorgpt-retrained", "tensorgpt-distilled",
+METHODS = ["ansor", "ansor-cm", "prior", "tlm", "tlm-ct", "tensorgpt", "tensorgpt-mix", "tensorgpt-retrained", "tlm-ct-retrained",
+           "tensorgpt-distilled",
            "no-hg", "no-routing", "no-wa"]
 
 
@@ -172,6 +173,22 @@ def test_seed_comparison_uses_remeasured_latencies_and_brackets_the_mean():
     assert "prior" not in remeasured["rows"]["tensorgpt"]  # a baseline that did not run is left out
     del again[("tlm-ct", "c", 2)]  # one cell not re-measured: the comparison falls back to the tuned values
     assert report.seed_comparison(cells, again)["source"] == "tuned"
+
+
+def test_remeasure_again_keeps_every_earlier_batch(tmp_path):
+    """`remeasure.py --again` (a row added after the batch): the earlier batches stay beside the run,
+    numbered, and the run has no current batch, so every cell is measured anew."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import remeasure
+
+    assert remeasure.set_aside(tmp_path) is None  # nothing measured yet: nothing to keep
+    for batch in ("first", "second"):
+        (tmp_path / remeasure.REMEASURED).write_text(batch + "\n")
+        kept = remeasure.set_aside(tmp_path)
+        assert kept is not None and kept.read_text() == batch + "\n"
+        assert not (tmp_path / remeasure.REMEASURED).exists() and remeasure.read_remeasured(tmp_path) == {}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["remeasured-1.jsonl", "remeasured-2.jsonl"]
+    assert (tmp_path / "remeasured-1.jsonl").read_text() == "first\n"
 
 
 def test_networks_section_reports_each_budget_and_where_kernels_came_from(tmp_path):
