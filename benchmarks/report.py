@@ -34,6 +34,7 @@ from remeasure import read_remeasured
 ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + TensorGPT cost model",
         "prior": "Prior (same search)", "tlm": "TLM", "tlm-ct": "TLM-CT", "tensorgpt": "TensorGPT",
         "tensorgpt-mix": "TensorGPT, prior per token", "tensorgpt-retrained": "TensorGPT (retrained)",
+        "tensorgpt-selftrained": "TensorGPT (self-trained)",
         "tlm-ct-retrained": "TLM-CT (retrained)",
         "tensorgpt-distilled": "TensorGPT base + cost-model distillation",
         "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip
@@ -196,6 +197,30 @@ def _seeds(meta: dict) -> str:
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _origins(cells: list[dict]) -> list[str]:
+    """Which part of the search the measured candidates and each cell's best came from (the
+    strategy's ``TaskStats.measured_from``/``best_from``; cells tuned before it count nothing)."""
+    by_method: dict[str, list[dict]] = {}
+    for c in cells:
+        if c.get("extra", {}).get("measured_from"):
+            by_method.setdefault(c["method"], []).append(c["extra"])
+    if not by_method:
+        return []
+    origins = sorted({o for rows in by_method.values() for e in rows for o in e["measured_from"]})
+    lines = ["", "Where the TensorGPT strategy's measured candidates came from: the share of each row's "
+             "measurements proposed by each part of the search (the generator's model, the uniform prior "
+             "mixed into its pools, or refinement of the best measured), and in how many cells the best "
+             "schedule came from it.", "",
+             "| method | cells | " + " | ".join(f"{o}: measured / best" for o in origins) + " |",
+             "|---|---|" + "---|" * len(origins)]  # fmt: skip
+    for method, rows in by_method.items():
+        total = sum(sum(e["measured_from"].values()) for e in rows)
+        shares = [f"{sum(e['measured_from'].get(o, 0) for e in rows) / total:.2f} / "
+                  f"{sum(e.get('best_from', {}).get(o, 0) for e in rows)}" for o in origins]  # fmt: skip
+        lines.append(f"| {ROWS.get(method, method)} | {len(rows)} | " + " | ".join(shares) + " |")
+    return lines
 
 
 def _plots(cells: list[dict], reference: dict[str, dict], meta: dict, img: Path) -> list[str]:
@@ -468,6 +493,7 @@ def render(meta: dict, cells: list[dict], summary: dict, budgets: list[int], ima
         generation = "n/a" if t["generation"] < 0 else f"{t['generation']:.1f}"
         lines.append(f"| {ROWS.get(method, method)} | {generation} | {t['cost_model']:.1f} | {t['build']:.1f} | "
                      f"{t['run']:.1f} | {t['wall']:.1f} |")  # fmt: skip
+    lines += _origins(cells)
     methods = summary["methods"]
     lines += ["", "Per task: best latency (us) after the full budget (geometric mean over seeds); Ansor@1000 and the "
               "trials its curve needs to reach TensorGPT's best (first seed).", "",

@@ -26,6 +26,8 @@ decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the pr
 bundled default: what a retrain on grown data is worth before it is bundled), ``tlm-ct-retrained``
 (TLM-CT trained there on the same records: the fair comparison for ``tensorgpt-retrained``),
 ``tensorgpt-distilled`` (a base also trained on the cost model's favourite schedules, there too),
+``tensorgpt-selftrained`` (the retrained recipe on those records plus one self-training round's,
+under ``--checkpoints``/selftrained: what the round adds, next to ``tensorgpt-retrained``),
 ``no-hg``, ``no-routing``, ``no-wa``, and
 ``tlm``/``tlm-ct`` (TLM rebuilt here from its paper's description: target-string prompts, no
 hardware grounding, no experts; TLM-CT trained further on the data TensorGPT uses); their
@@ -60,9 +62,9 @@ class Method:
     checkpoint: bool = True  # its generator is a checkpoint (else the strategy's own or the prior)
     trained_as: str | None = None  # the checkpoints.py method whose checkpoint it uses (default: its name)
     prior_mix: float = 0.0  # SamplingConfig.prior_mix: the prior mixed in per token, not per sequence
-    bundled: bool = True  # ``tensorgpt`` is the bundled default (else RECIPE's under --checkpoints)
-    # the subfolder of --checkpoints its RECIPE checkpoints live in: "retrained" holds one retrain
-    # on one records snapshot (every row there learnt from the same records); a quick run ignores it
+    # the subfolder of --checkpoints its RECIPE checkpoints live in, each one retrain on one records
+    # snapshot (every row there learnt from the same records; its own ``tensorgpt``, not the bundled
+    # default); "" = RECIPE checkpoints derived from the bundled default. A quick run ignores it
     root: str = ""
 
 
@@ -74,9 +76,10 @@ METHODS = {
     "tlm-ct": Method("tensorgpt", "tensorgpt"),
     "tensorgpt": Method("tensorgpt", "tensorgpt"),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
-    "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", bundled=False, root="retrained"),
-    "tlm-ct-retrained": Method("tensorgpt", "tensorgpt", trained_as="tlm-ct", bundled=False, root="retrained"),
-    "tensorgpt-distilled": Method("tensorgpt", "tensorgpt", bundled=False, root="retrained"),
+    "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="retrained"),
+    "tlm-ct-retrained": Method("tensorgpt", "tensorgpt", trained_as="tlm-ct", root="retrained"),
+    "tensorgpt-distilled": Method("tensorgpt", "tensorgpt", root="retrained"),
+    "tensorgpt-selftrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="selftrained"),
     "no-hg": Method("tensorgpt", "tensorgpt"),
     "no-routing": Method("tensorgpt", "tensorgpt"),
     "no-wa": Method("tensorgpt", "tensorgpt"),
@@ -269,7 +272,7 @@ def _folder(method: str, args: argparse.Namespace) -> Path | None:
     if not spec.checkpoint:
         return None
     root = Path(args.checkpoints) / ("" if args.quick else spec.root)
-    return Path(checkpoint_for(spec.trained_as or method, root, args.data_dir, args.quick, spec.bundled))
+    return Path(checkpoint_for(spec.trained_as or method, root, args.data_dir, args.quick, not spec.root))
 
 
 def _generator(method: str, folder: Path | None):

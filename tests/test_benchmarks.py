@@ -40,6 +40,8 @@ def test_quick_benchmark_runs_every_method_and_reports(tmp_path):
         assert cell["time_s"]["build"] > 0 and cell["time_s"]["wall"] >= cell["time_s"]["build"]
         if not cell["method"].startswith("ansor"):
             assert cell["valid"] <= cell["generated"] and cell["valid"] >= 0.99 * cell["generated"]
+        if METHODS[cell["method"]].strategy == "tensorgpt":  # every measurement named by what proposed it
+            assert sum(cell["extra"]["measured_from"].values()) == 4 and len(cell["extra"]["best_from"]) == 1
     assert results["meta"]["quick"] and results["meta"]["profile"] == HERE_AVX2_2C
     checkpoints = results["meta"]["checkpoints"]  # which checkpoint each generating row used, and its records
     assert sorted(checkpoints) == sorted(m for m, spec in METHODS.items() if spec.checkpoint)
@@ -80,6 +82,7 @@ def test_quick_benchmark_runs_every_method_and_reports(tmp_path):
     for row in ("Ansor@1000", "TLM", "TLM-CT", "TensorGPT", "w/o HG", "w/o Routing", "w/o WA", "Quick run"):
         assert f"| {row} |" in text or row in text
     assert "re-measured together by `benchmarks/remeasure.py`" in text and "| TensorGPT | " in text
+    assert "Where the TensorGPT strategy's measured candidates came from" in text
     assert (tmp_path / "img" / "results_curves.png").stat().st_size > 0
 
 

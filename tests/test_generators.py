@@ -16,7 +16,8 @@ from tvm_tensorgpt.workloads import get_workload
 
 
 def test_model_generator_in_a_real_tune(tmp_path, llvm_target):
-    """A (random) model drives strategy="tensorgpt": masked decoding keeps candidates valid."""
+    """A (random) model drives strategy="tensorgpt": masked decoding keeps candidates valid, and
+    every measurement is counted under the part of the search that proposed it."""
     from tvm.s_tir import meta_schedule as ms
 
     import tvm_tensorgpt
@@ -32,6 +33,9 @@ def test_model_generator_in_a_real_tune(tmp_path, llvm_target):
     total = stats.total()
     assert total.generated >= 8 and total.valid >= 0.99 * total.generated
     assert len(database.get_all_tuning_records()) == 8
+    # one round, nothing measured to refine yet: the model's and the mixed-in prior's proposals only
+    assert sum(total.measured_from.values()) == 8 and set(total.measured_from) <= {"model", "prior"}
+    assert sum(stats.best_from().values()) == 1 and set(stats.best_from()) <= set(total.measured_from)
 
 
 def test_default_and_named_generators(tmp_path, monkeypatch):
@@ -98,6 +102,9 @@ def test_mixture_splits_every_pool_and_the_strategy_mixes_in_the_prior(task_spac
     mixed = tvm_tensorgpt.TensorGPTSearchStrategy(_Counting("model"), search=SearchConfig(prior_share=0.25))
     assert isinstance(mixed.generator, MixtureGenerator)
     assert mixed.generator.describe() == "75% model + 25% prior"
+    # each proposal names the part that made it (Generator.origin: the class name, less "Generator")
+    made = mixed.generator.generate([sketch], 200, np.random.default_rng(1))
+    assert {p.origin for p in made} == {"_counting", "prior"}
     alone = tvm_tensorgpt.TensorGPTSearchStrategy(a, search=SearchConfig(prior_share=0.0)).generator
     assert alone is a
     # a model that mixes the prior in per token is not mixed again per sequence

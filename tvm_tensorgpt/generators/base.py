@@ -19,10 +19,12 @@ from ..language import Decision, Sketch
 
 @dataclass(frozen=True)
 class Proposal:
-    """One proposed decision set for ``sketches[sketch_index]``."""
+    """One proposed decision set for ``sketches[sketch_index]``; ``origin`` names the generator
+    that made it inside a mixture (``Generator.origin``), so a tune can say which part proposed what."""
 
     sketch_index: int
     decisions: list[Decision]
+    origin: str = ""
 
 
 class Generator(ABC):
@@ -41,6 +43,11 @@ class Generator(ABC):
     def describe(self) -> str:
         """What proposes (shown in tuning results)."""
         return type(self).__name__
+
+    @property
+    def origin(self) -> str:
+        """A short name for its proposals in tuning statistics: ``ModelGenerator`` -> "model"."""
+        return type(self).__name__.removesuffix("Generator").lower()
 
     @property
     def mixes_prior(self) -> bool:

@@ -9,6 +9,7 @@ fall far below the prior's, while whatever the model knows still reaches the poo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from tvm.target import Target
@@ -34,7 +35,8 @@ class MixtureGenerator(Generator):
 
     def generate(self, sketches: Sequence[Sketch], num: int, rng: np.random.Generator) -> list[Proposal]:
         counts = rng.multinomial(num, self.weights)
-        return [p for g, n in zip(self.generators, counts) if n for p in g.generate(sketches, int(n), rng)]
+        return [replace(p, origin=p.origin or g.origin) for g, n in zip(self.generators, counts) if n
+                for p in g.generate(sketches, int(n), rng)]  # fmt: skip
 
     def observe(self, sketch: Sketch, decisions: Sequence[Decision], latency_s: float | None) -> None:
         for generator in self.generators:

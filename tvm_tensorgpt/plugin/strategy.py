@@ -17,9 +17,10 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -62,6 +63,10 @@ class TaskStats:
     resumed_records: int = 0
     refined: int = 0  # measured candidates that came from refining a measured schedule
     generation_s: float = 0.0  # wall time inside Generator.generate
+    # measured candidates per origin: "refined", or the generator (a mixture's part) that proposed
+    # them ("model", "prior"), so a tune shows which part of the search its measurements came from
+    measured_from: dict[str, int] = field(default_factory=dict)
+    best_from: str = ""  # the origin of the task's fastest measured schedule ("" before one ran)
 
 
 @dataclass
@@ -76,11 +81,19 @@ class TuningStats:
             return self.tasks.setdefault(name, TaskStats())
 
     def total(self) -> TaskStats:
+        """Every counter summed over the tasks (``best_from``, one task's, stays empty: see ``best_from``)."""
         out = TaskStats()
         for stats in self.tasks.values():
             for key, value in asdict(stats).items():
-                setattr(out, key, getattr(out, key) + value)
+                if isinstance(value, dict):
+                    getattr(out, key).update({k: getattr(out, key).get(k, 0) + v for k, v in value.items()})
+                elif not isinstance(value, str):
+                    setattr(out, key, getattr(out, key) + value)
         return out
+
+    def best_from(self) -> dict[str, int]:
+        """How many tasks' fastest schedule came from each origin."""
+        return dict(Counter(s.best_from for s in self.tasks.values() if s.best_from))
 
     def to_json(self) -> str:
         return json.dumps({name: asdict(s) for name, s in self.tasks.items()}, indent=1)
@@ -120,7 +133,11 @@ class _Candidate:
     sketch: int | None  # index into the task's sketches; None where unknown (a resumed record)
     decisions: list[Decision] | None
     key: int  # structural hash of the scheduled module
-    refined: bool = False
+    origin: str = "refined"  # see TaskStats.measured_from
+
+    @property
+    def refined(self) -> bool:
+        return self.origin == "refined"
 
 
 @dataclass
@@ -128,6 +145,7 @@ class _Measured:
     sketch: int | None
     trace: Trace
     latency: float  # seconds; inf when the build or run failed
+    origin: str = ""  # see TaskStats.measured_from ("" for a resumed record)
 
 
 class _TaskState:
@@ -300,7 +318,11 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             if ok:
                 stats.ran += 1
             trace = pending.candidate.sch.trace
-            state.measured.append(_Measured(pending.sketch, trace, latency if latency is not None else float("inf")))
+            stats.measured_from[pending.origin] = stats.measured_from.get(pending.origin, 0) + 1
+            if latency is not None and all(latency < m.latency for m in state.measured):
+                stats.best_from = pending.origin
+            state.measured.append(_Measured(pending.sketch, trace, latency if latency is not None else float("inf"),
+                                            pending.origin))  # fmt: skip
             if pending.sketch is not None and pending.decisions is not None:
                 self.generator.observe(state.sketches[pending.sketch], pending.decisions, latency)
         state.pending = []
@@ -401,7 +423,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         proposals = []
         for index in np.flatnonzero(counts):
             made = self.generator.generate([state.sketches[index]], int(counts[index]), self.rng)
-            proposals += [Proposal(int(index), p.decisions) for p in made]
+            proposals += [replace(p, sketch_index=int(index)) for p in made]
         return proposals
 
     def _admit(self, sch: Schedule, state: _TaskState, pool: list[_Candidate], seen_now: set[int],
@@ -427,7 +449,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                 continue
             stats.valid += 1
             self._admit(realised.schedule, state, pool, seen_now, stats, sketch=proposal.sketch_index,
-                        decisions=proposal.decisions)  # fmt: skip
+                        decisions=proposal.decisions, origin=proposal.origin or self.generator.origin)  # fmt: skip
 
     def _refine(self, state: _TaskState, stats: TaskStats, num: int, pool: list[_Candidate], seen_now: set[int]) -> None:
         """Up to ``num`` neighbours of the best measured schedules: a mutator (drawn by its
@@ -464,7 +486,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             except ValueError:
                 pass
         before = len(pool)
-        self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions, refined=True)
+        self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions)
         return len(pool) - before
 
     def _choose(self, context: "TuneContext", state: _TaskState, pool: list[_Candidate], size: int) -> list[_Candidate]:

@@ -187,7 +187,8 @@ def _tune(
     if isinstance(search, TensorGPTSearchStrategy):
         extra |= {"generator": search.generator.describe(), "generation_s": round(totals.generation_s, 3),
                   "built": totals.built, "ran": totals.ran, "duplicates": totals.duplicates,
-                  "refined": totals.refined}  # fmt: skip
+                  "refined": totals.refined, "measured_from": totals.measured_from,
+                  "best_from": stats.best_from()}  # fmt: skip
     result = TuneResult(
         work_dir=work_dir,
         strategy=strategy,
