@@ -211,8 +211,9 @@ def _origins(cells: list[dict]) -> list[str]:
     origins = sorted({o for rows in by_method.values() for e in rows for o in e["measured_from"]})
     lines = ["", "Where the TensorGPT strategy's measured candidates came from: the share of each row's "
              "measurements proposed by each part of the search (the generator's model, the uniform prior "
-             "mixed into its pools, or refinement of the best measured), and in how many cells the best "
-             "schedule came from it.", "",
+             "mixed into its pools, or refinement of the best measured: \"refined from X\" where the "
+             "chain of refinements started from X's proposal, plain \"refined\" in cells tuned before "
+             "the strategy traced that), and in how many cells the best schedule came from it.", "",
              "| method | cells | " + " | ".join(f"{o}: measured / best" for o in origins) + " |",
              "|---|---|" + "---|" * len(origins)]  # fmt: skip
     for method, rows in by_method.items():

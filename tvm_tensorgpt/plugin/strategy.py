@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+REFINED = "refined"  # the origin of a mutated measured schedule (TaskStats.measured_from)
+
 # Set to end every TensorGPT tuning after the batch being measured (e.g. on Ctrl-C): each task's
 # next round reports "finished", so MetaSchedule writes what was measured and returns normally.
 STOP = threading.Event()
@@ -63,8 +65,10 @@ class TaskStats:
     resumed_records: int = 0
     refined: int = 0  # measured candidates that came from refining a measured schedule
     generation_s: float = 0.0  # wall time inside Generator.generate
-    # measured candidates per origin: "refined", or the generator (a mixture's part) that proposed
-    # them ("model", "prior"), so a tune shows which part of the search its measurements came from
+    # measured candidates per origin: the generator (a mixture's part) that proposed them ("model",
+    # "prior"), or "refined from X": a mutation of a measured schedule whose chain of refinements
+    # started from X's proposal (plain "refined" where it started from a resumed record), so a tune
+    # shows which part of the search its measurements, and its best, trace back to
     measured_from: dict[str, int] = field(default_factory=dict)
     best_from: str = ""  # the origin of the task's fastest measured schedule ("" before one ran)
 
@@ -133,11 +137,11 @@ class _Candidate:
     sketch: int | None  # index into the task's sketches; None where unknown (a resumed record)
     decisions: list[Decision] | None
     key: int  # structural hash of the scheduled module
-    origin: str = "refined"  # see TaskStats.measured_from
+    origin: str  # see TaskStats.measured_from
 
     @property
     def refined(self) -> bool:
-        return self.origin == "refined"
+        return self.origin.startswith(REFINED)
 
 
 @dataclass
@@ -427,7 +431,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         return proposals
 
     def _admit(self, sch: Schedule, state: _TaskState, pool: list[_Candidate], seen_now: set[int],
-               stats: TaskStats, **origin: Any) -> None:  # fmt: skip
+               stats: TaskStats, **fields: Any) -> None:  # fmt: skip
         """Add a valid schedule to the pool unless it was measured or is already there."""
         key = int(tvm_ffi.structural_hash(sch.mod))
         if key in state.keys or key in seen_now:
@@ -435,7 +439,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             return
         seen_now.add(key)
         candidate = MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True))
-        pool.append(_Candidate(candidate, key=key, **origin))
+        pool.append(_Candidate(candidate, key=key, **fields))
 
     def _validate(self, proposals: list[Proposal], state: _TaskState, stats: TaskStats, pool: list[_Candidate],
                   seen_now: set[int]) -> None:  # fmt: skip
@@ -486,7 +490,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             except ValueError:
                 pass
         before = len(pool)
-        self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions)
+        root = parent.origin.removeprefix(f"{REFINED} from ")  # the proposal its chain started from
+        origin = f"{REFINED} from {root}" if root and root != REFINED else REFINED
+        self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions, origin=origin)
         return len(pool) - before
 
     def _choose(self, context: "TuneContext", state: _TaskState, pool: list[_Candidate], size: int) -> list[_Candidate]:
