@@ -1,6 +1,6 @@
 """Ansor, TLM, TLM-CT, TensorGPT and its ablations in one harness.
 
-    python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|networks|gemm] [--tasks ...]
+    python benchmarks/run.py [--methods ansor,tlm,...] [--suite subgraphs|training|networks|gemm] [--tasks ...]
         [--profile amd-zen3-avx2-2c] [--trials 64] [--per-round 16] [--seeds 1,2,3]
         [--out benchmarks/results/subgraphs] [--quick] [--json]
     python benchmarks/remeasure.py --run benchmarks/results/subgraphs  # each cell's best 3, one quiet batch
@@ -84,7 +84,7 @@ METHODS = {
     "no-routing": Method("tensorgpt", "tensorgpt"),
     "no-wa": Method("tensorgpt", "tensorgpt"),
 }
-SUITES = ("subgraphs", "networks", "gemm")
+SUITES = ("subgraphs", "training", "networks", "gemm")
 QUICK_TASKS = ("mobilenetv2/fused_conv2d23_subtract14_divide14_multiply14_add27_tir_clip9",
                "bert/fused_softmax_broadcast_to2")  # fmt: skip
 
@@ -238,7 +238,7 @@ def network_cell(method: str, name: str, profile, generator, trials: int, per_ro
 
 
 def _tasks(suite: str, quick: bool) -> list[tuple[str, object]]:
-    from tvm_tensorgpt.data.split import heldout_tasks
+    from tvm_tensorgpt.data.split import heldout_tasks, training_tasks
     from tvm_tensorgpt.workloads import get_workload
     from tvm_tensorgpt.workloads.tasks import get_task
 
@@ -250,6 +250,8 @@ def _tasks(suite: str, quick: bool) -> list[tuple[str, object]]:
         return [(name, None) for name in NETWORKS]
     if quick:
         return [(name, get_task(name).mod) for name in QUICK_TASKS]
+    if suite == "training":  # tasks the generators learnt from: pick some with --tasks
+        return [(t.name, t.mod) for t in training_tasks()]
     return [(t.name, t.mod) for t in heldout_tasks()]
 
 
@@ -393,6 +395,9 @@ def main() -> None:
     unknown = [m for m in args.methods if m not in METHODS]
     if unknown:
         parser.error(f"unknown methods {unknown}; known: {', '.join(METHODS)}")
+    if args.suite == "training" and not args.tasks and not args.quick:
+        parser.error("--suite training is every training task (hundreds): name some with --tasks (benchmarks/one_off/seen_tasks.py "
+                     "prints a list)")
     if args.quick:
         args.trials, args.per_round = min(args.trials, 4), 4
     args.out = args.out or (tempfile.mkdtemp(prefix="bench-quick-") if args.quick else str(RESULTS / args.suite))
