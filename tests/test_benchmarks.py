@@ -53,12 +53,16 @@ def test_quick_benchmark_runs_every_method_and_reports(tmp_path):
     assert sorted(json.loads(again.stdout)["cells"], key=key) == sorted(cells, key=key)
     assert "[1/" not in again.stderr
 
-    # every cell's best schedules measured again, together; a re-run measures nothing twice
-    remeasure = [sys.executable, str(ROOT / "benchmarks" / "remeasure.py"), "--run", str(tmp_path / "run"), "--repeats", "2"]
+    # every cell's best schedules measured again, together, in two rounds; a re-run measures nothing twice
+    remeasure = [sys.executable, str(ROOT / "benchmarks" / "remeasure.py"), "--run", str(tmp_path / "run"), "--repeats",
+                 "1", "--rounds", "2"]  # fmt: skip
     done = subprocess.run(remeasure, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in (tmp_path / "run" / "remeasured.jsonl").read_text().splitlines()]
     assert len(rows) == len(cells) and all(r["best_us"] and len(r["remeasured_us"]) >= 1 for r in rows)
+    for row in rows:  # a schedule's latency is the median of its rounds' values
+        assert all(len(taken) == 2 and us == pytest.approx(sum(taken) / 2)
+                   for taken, us in zip(row["rounds_us"], row["remeasured_us"]) if us is not None)  # fmt: skip
     assert {(r["method"], r["task"]) for r in rows} == {(c["method"], c["task"]) for c in cells}
     assert subprocess.run(remeasure, capture_output=True, text=True, timeout=300).returncode == 0
     assert len((tmp_path / "run" / "remeasured.jsonl").read_text().splitlines()) == len(cells)

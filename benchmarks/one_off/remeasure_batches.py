@@ -1,5 +1,6 @@
 """How much re-measuring the same schedules moves a run's numbers: each batch's row ratios
-(report.py's ``seed_comparison``, each batch alone) and, between the last two batches, the per-cell
+(report.py's ``seed_comparison``, each batch alone; for a batch of several rounds, also each round
+alone, as if it had been the only one) and, between the last two batches, the per-cell
 spread of the same best schedules (sd of the log ratio, share of cells moved > 5 % / 10 %, per task):
 
     python benchmarks/one_off/remeasure_batches.py benchmarks/results/subgraphs_zen5_avx2_b
@@ -18,12 +19,27 @@ run = Path(sys.argv[1])
 _, cells = load_run(run)
 batches = sorted(run.glob("remeasured-*.jsonl"), key=lambda p: int(p.stem.split("-")[1])) + [run / "remeasured.jsonl"]
 measured = [read_cells(path) for path in batches]
-for path, batch in zip(batches, measured):
-    rows = seed_comparison([c for c in cells if c["method"] in {k[0] for k in batch}], batch,
-                           ("tlm-ct-retrained", "prior", "tensorgpt-retrained"))["rows"]  # fmt: skip
-    print(path.name)
+BASES = ("tlm-ct-retrained", "prior", "tensorgpt-retrained")
+
+
+def show(label: str, batch: dict) -> None:
+    rows = seed_comparison([c for c in cells if c["method"] in {k[0] for k in batch}], batch, BASES)["rows"]
+    print(label)
     for method, against in rows.items():
         print(f"  {method}: " + ", ".join(f"/{b} {v['mean']:.3f}" for b, v in against.items() if b != method))
+
+
+def one_round(batch: dict, index: int) -> dict:
+    """The batch as if only round ``index`` had been taken: each cell's fastest schedule in it."""
+    return {k: {"best_us": min((t[index] for t in row["rounds_us"] if len(t) > index), default=None)}
+            for k, row in batch.items()}  # fmt: skip
+
+
+for path, batch in zip(batches, measured):
+    show(path.name, batch)
+    rounds = min((len(t) for row in batch.values() for t in row.get("rounds_us", []) if t), default=0)
+    for index in range(rounds if rounds > 1 else 0):
+        show(f"  round {index + 1} alone", one_round(batch, index))
 old, new = measured[-2], measured[-1]
 keys = [k for k in old if k in new and old[k]["best_us"] and new[k]["best_us"]]
 logs = np.log([new[k]["best_us"] / old[k]["best_us"] for k in keys])
