@@ -63,7 +63,6 @@ class TaskStats:
     ran: int = 0
     rounds: int = 0
     resumed_records: int = 0
-    refined: int = 0  # measured candidates that came from refining a measured schedule
     generation_s: float = 0.0  # wall time inside Generator.generate
     # measured candidates per origin: the generator (a mixture's part) that proposed them ("model",
     # "prior"), or "refined from X": a mutation of a measured schedule whose chain of refinements
@@ -71,6 +70,11 @@ class TaskStats:
     # shows which part of the search its measurements, and its best, trace back to
     measured_from: dict[str, int] = field(default_factory=dict)
     best_from: str = ""  # the origin of the task's fastest measured schedule ("" before one ran)
+
+    @property
+    def refined(self) -> int:
+        """Measured candidates that came from refining a measured schedule."""
+        return sum(n for origin, n in self.measured_from.items() if origin.startswith(REFINED))
 
 
 @dataclass
@@ -300,7 +304,6 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         state.pending = chosen
         stats.rounds += 1
         stats.measured += len(chosen)
-        stats.refined += sum(c.refined for c in chosen)
         self._log(logging.INFO,
             "TensorGPT round %d: generated %d, valid %d, duplicates %d, pool %d, sent %d (%d refined; trials %d/%d)",
             stats.rounds, stats.generated, stats.valid, stats.duplicates, len(pool), len(chosen),
