@@ -1,7 +1,7 @@
 """How well a checkpoint fits held-out records, against the uniform prior it must beat.
 
     python benchmarks/fit.py [--checkpoint tvm_tensorgpt/model/default] [--data-dir data/reference]
-        [--prior-mix 0,0.25,0.5,0.75] [--out benchmarks/results/fit.json]
+        [--prior-mix 0,0.25,0.5,0.75] [--tasks A,B,...] [--out benchmarks/results/fit.json]
 
 The measures (fit per decision token, on all records and on each task's fastest quarter, per-token
 mixtures with the prior, likelihood-speed ranking) are defined in ``tvm_tensorgpt/train/fit.py``,
@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 from common import RESULTS, ROOT, command_line, provenance
 
+from tvm_tensorgpt.data.split import HELDOUT_TASKS
 from tvm_tensorgpt.model import checkpoint
 from tvm_tensorgpt.train.fit import FAST, heldout_fit
 
@@ -28,12 +29,14 @@ def main() -> None:
     parser.add_argument("--data-dir", default=str(ROOT / "data" / "reference"))
     parser.add_argument("--prior-mix", default="0,0.25,0.5,0.75",
                         help="per-token mixtures with the uniform prior to score (SamplingConfig.prior_mix)")
+    parser.add_argument("--tasks", help="comma-separated tasks to fit instead of the held-out ones (e.g. training "
+                        "tasks: how much better it fits what it learnt from)")
     parser.add_argument("--out", default=str(RESULTS / "fit.json"))
     args = parser.parse_args()
     mixes = [float(x) for x in args.prior_mix.split(",")]
     torch.set_num_threads(1)
     net, standardizer = checkpoint.load_checkpoint(args.checkpoint)
-    fit = heldout_fit(net, standardizer, args.data_dir, mixes)
+    fit = heldout_fit(net, standardizer, args.data_dir, mixes, args.tasks.split(",") if args.tasks else HELDOUT_TASKS)
     summary = fit["summary"]
     result = provenance(command_line())
     result |= {"checkpoint": args.checkpoint, "fast_share": FAST, "summary": summary, "tasks": fit["tasks"]}

@@ -93,7 +93,13 @@ def test_train_cli_runs_and_resumes(tmp_path, llvm_target, capsys):
     shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "reference" / "intel-xeon-avx2-2c",
                     reference / "intel-xeon-avx2-2c")  # fmt: skip
     reference = str(reference)
-    passed, line = shipping_verdict(heldout_fit(*load_checkpoint(out), reference)["summary"])
+    fit = heldout_fit(*load_checkpoint(out), reference)
+    passed, line = shipping_verdict(fit["summary"])
+    one = fit["tasks"][-1]["task"]  # fitting only the tasks asked for
+    assert len(fit["tasks"]) > 1 and [row["task"] for row in heldout_fit(*load_checkpoint(out), reference,
+                                                                         tasks=[one])["tasks"]] == [one]  # fmt: skip
+    with pytest.raises(ValueError, match="no measured record of the tasks asked for"):  # none of a training task here
+        heldout_fit(*load_checkpoint(out), reference, tasks=["resnet18/reshape"])
     judged = main(["bundle", str(out), "--out", str(tmp_path / "judged"), "--reference", reference])
     assert judged == (0 if passed else 2) and (tmp_path / "judged").exists() == passed, line
     assert main(["bundle", str(out), "--out", str(tmp_path / "none"), "--reference", str(tmp_path)]) == 2

@@ -107,10 +107,11 @@ def summarise(rows: list[dict], mixes: Sequence[float]) -> dict:
 
 
 def heldout_fit(net: TensorGPTNetwork, standardizer: Standardizer, data_dir: str | Path,
-                mixes: Sequence[float] = (0.0,)) -> dict:  # fmt: skip
+                mixes: Sequence[float] = (0.0,), tasks: Sequence[str] = HELDOUT_TASKS) -> dict:  # fmt: skip
     """``{"summary", "tasks"}`` over the held-out tasks' records in ``data_dir`` (a folder of
-    profile databases, e.g. data/reference)."""
-    heldout = {int(tvm_ffi.structural_hash(get_task(name).mod)): name for name in HELDOUT_TASKS}
+    profile databases, e.g. data/reference). ``tasks``: other tasks instead (e.g. training tasks,
+    to see how much better the model fits what it learnt from: the gap is what fails to transfer)."""
+    heldout = {int(tvm_ffi.structural_hash(get_task(name).mod)): name for name in tasks}
     folders = sorted(p for p in Path(data_dir).iterdir() if p.is_dir()) if Path(data_dir).is_dir() else []
     net.eval()
     rows = []
@@ -135,7 +136,7 @@ def heldout_fit(net: TensorGPTNetwork, standardizer: Standardizer, data_dir: str
         rows += [{"task": name, "profile": folder.name} | task_row(records, mixes) for name, records in by_task.items()
                  if any(len(probs) for probs, _, _ in records)]  # a task with no choice to make says nothing
     if not rows:
-        raise ValueError(f"no measured record of a held-out task in {data_dir} (one database per profile, e.g. "
+        raise ValueError(f"no measured record of the tasks asked for in {data_dir} (one database per profile, e.g. "
                          "data/reference; `tensorgpt collect --tasks heldout --data-dir data/reference` makes them)")  # fmt: skip
     return {"summary": summarise(rows, mixes), "tasks": rows}
 
