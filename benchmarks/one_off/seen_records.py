@@ -3,23 +3,21 @@ checkpoint trained on that folder saw of the task, per machine).
 
     python benchmarks/one_off/seen_records.py --tasks "$(python benchmarks/one_off/seen_tasks.py)" DIR [DIR ...]
 
-DIR: a records folder (``data/records`` or a ``git archive`` snapshot of it); its profiles'
-``database_*.json`` are read, unpacked from the ``.gz`` files beside them where needed.
+DIR: a records folder (``data/records`` or a ``git archive`` snapshot of it), each profile's database
+opened as collection opens it (``open_database``: unpacked from the ``.gz`` files where needed).
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import shutil
 from collections import Counter
 from pathlib import Path
 
 
 def main() -> None:
     import tvm_ffi
-    from tvm.s_tir import meta_schedule as ms
 
+    from tvm_tensorgpt.data.collect import open_database
     from tvm_tensorgpt.workloads.tasks import get_task
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -31,13 +29,8 @@ def main() -> None:
     print("profile: records per task, in the order " + ", ".join(names))
     for folder in map(Path, args.folders):
         for profile in sorted(p for p in folder.iterdir() if p.is_dir()):
-            for base in ("database_workload.json", "database_tuning_record.json"):
-                if not (profile / base).exists() and (profile / f"{base}.gz").exists():
-                    with gzip.open(profile / f"{base}.gz") as src, open(profile / base, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-            database = ms.database.JSONDatabase(str(profile / "database_workload.json"),
-                                                str(profile / "database_tuning_record.json"), allow_missing=False)  # fmt: skip
-            counts = Counter(keys.get(int(tvm_ffi.structural_hash(r.workload.mod))) for r in database.get_all_tuning_records())
+            records = open_database(profile).get_all_tuning_records()
+            counts = Counter(keys.get(int(tvm_ffi.structural_hash(r.workload.mod))) for r in records)
             print(f"{folder}/{profile.name}: {[counts[name] for name in names]}")
 
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 import argparse
 import random
 from collections import Counter
+from pathlib import Path
 
 LAYOUT_ONLY = ("reshape", "concatenate", "strided_slice", "transpose", "broadcast_to")
 
 
 def main() -> None:
     import tvm_ffi
-    from tvm.s_tir import meta_schedule as ms
 
+    from tvm_tensorgpt.data.collect import open_database
     from tvm_tensorgpt.data.split import training_tasks
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -33,10 +34,8 @@ def main() -> None:
     args = parser.parse_args()
     tasks = training_tasks()
     validation = sorted((t.name for t in tasks), key=lambda name: random.Random(f"0:{name}").random())[:40]
-    folder = f"data/records/{args.profile}"
-    database = ms.database.JSONDatabase(f"{folder}/database_workload.json", f"{folder}/database_tuning_record.json",
-                                        allow_missing=False)  # fmt: skip
-    counts = Counter(int(tvm_ffi.structural_hash(r.workload.mod)) for r in database.get_all_tuning_records())
+    records = open_database(Path("data/records") / args.profile).get_all_tuning_records()
+    counts = Counter(int(tvm_ffi.structural_hash(r.workload.mod)) for r in records)
     eligible = [t.name for t in tasks
                 if t.name not in validation and counts[int(tvm_ffi.structural_hash(t.mod))] >= 32
                 and not any(word in t.name.split("/")[1] for word in LAYOUT_ONLY)]  # fmt: skip
