@@ -20,7 +20,9 @@ successor in TVM); ``ansor-cm``: the same search with TensorGPT's pretrained cos
 separates the cost model's contribution from the generator's. The others are the TensorGPT
 strategy with the same pretrained cost model and one generator each: ``prior`` (uniform legal
 decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the prior, per sequence),
-``tensorgpt-mix`` (the same checkpoint sampled with half the prior mixed in per token instead,
+``tensorgpt-pool256`` (the same with a fixed pool of 256 candidates a round, as every run before
+2026-12-07 made them, not one sized to keep the search within ``SearchConfig.time_share`` of the
+time), ``tensorgpt-mix`` (the same checkpoint sampled with half the prior mixed in per token instead,
 ``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``tensorgpt-retrained``
 (TensorGPT as ``checkpoints.py tensorgpt`` trains it under ``--checkpoints``/retrained, not the
 bundled default: what a retrain on grown data is worth before it is bundled), ``tlm-ct-retrained``
@@ -55,6 +57,8 @@ import numpy as np
 from checkpoints import checkpoint_for
 from common import CHECKPOINTS, RECORDS, RESULTS, read_cells, run_meta
 
+from tvm_tensorgpt.plugin.strategy import SearchConfig
+
 @dataclass(frozen=True)
 class Method:
     strategy: str
@@ -66,6 +70,7 @@ class Method:
     # snapshot (every row there learnt from the same records; its own ``tensorgpt``, not the bundled
     # default); "" = RECIPE checkpoints derived from the bundled default. A quick run ignores it
     root: str = ""
+    search: SearchConfig = SearchConfig()  # how TensorGPT's rounds are made (its pool, time share)
 
 
 METHODS = {
@@ -75,6 +80,8 @@ METHODS = {
     "tlm": Method("tensorgpt", "tensorgpt"),
     "tlm-ct": Method("tensorgpt", "tensorgpt"),
     "tensorgpt": Method("tensorgpt", "tensorgpt"),
+    # every run before 2026-12-07: a fixed pool of 256 a round, whatever the search's share of the time
+    "tensorgpt-pool256": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=None)),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
     "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="retrained"),
     "tlm-ct-retrained": Method("tensorgpt", "tensorgpt", trained_as="tlm-ct", root="retrained"),
@@ -209,7 +216,8 @@ def tune_cell(method: str, name: str, mod, profile, generator, trials: int, per_
 
     strategy = METHODS[method].strategy
     result, times = _profiled(tune_module, mod, profile, work_dir, trials, strategy=strategy, per_round=per_round,
-                              seed=seed, generator=generator, cost_model=METHODS[method].cost_model)  # fmt: skip
+                              seed=seed, generator=generator, cost_model=METHODS[method].cost_model,
+                              search=METHODS[method].search)  # fmt: skip
     database = ms.database.JSONDatabase(work_dir=work_dir, module_equality="structural")
     curve, ran = _curve(work_dir, trials)
     correct = _correct(mod, database, parse_target(profile.target))

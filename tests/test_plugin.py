@@ -172,6 +172,54 @@ def test_rounds_do_not_depend_on_the_threads_that_make_them(llvm_target):
     assert stats.total().refined > 0  # the second rounds refined (in parallel with 2 threads)
 
 
+def test_pool_keeps_the_search_within_its_time_share():
+    """The pool a round may propose is what ``time_share`` of the time so far buys at the task's
+    cost per pool slot, between ``min_pool_per_trial`` x the round and ``pool``."""
+    from tvm_tensorgpt.plugin.strategy import SearchConfig, TensorGPTSearchStrategy, _TaskState
+
+    state = _TaskState(64, 16, [], cost_model=object())
+    strategy = TensorGPTSearchStrategy("prior", search=SearchConfig(time_share=0.1, min_pool_per_trial=4, pool=256))
+    assert state.affordable(16, 0.1) == 0 and strategy._pool_size(state, 16) == 64  # nothing timed: the floor
+    state.trials, state.slots, state.search_s, state.measure_s = 16, 64, 2.0, 10.0
+    # 0.1 / 0.9 x (10 s measured + 10 s expected) - 2 s spent = 0.22 s at 2 s / 64 slots a slot
+    assert state.affordable(16, 0.1) == 7 and strategy._pool_size(state, 16) == 64
+    state.measure_s = 40.0  # slow measurements buy a larger pool: (80 / 9 - 2) / (2 / 64) = 220
+    assert state.affordable(16, 0.1) == 220 and strategy._pool_size(state, 16) == 220
+    state.measure_s = 400.0
+    assert strategy._pool_size(state, 16) == 256  # never beyond the pool
+    fixed = TensorGPTSearchStrategy("prior", search=SearchConfig(time_share=None))
+    assert fixed._pool_size(_TaskState(64, 16, [], cost_model=object()), 16) == 256
+    assert fixed._pool_size(_TaskState(64, 16, [], cost_model=None), 16) == 16  # no ranking: the pool is the round
+
+
+def test_repeated_decisions_are_not_realised_again(llvm_target):
+    """A decision set proposed again (in one round or a later one) is counted as a duplicate
+    before it is replayed; only new ones are realised and counted as generated."""
+    from tvm_tensorgpt.generators import Generator, PriorGenerator
+    from tvm_tensorgpt.plugin.strategy import SearchConfig, TensorGPTSearchStrategy, TuningStats
+
+    class Repeating(Generator):
+        """The same two decision sets, over and over."""
+
+        def __init__(self) -> None:
+            self.made = None
+
+        def generate(self, sketches, num, rng):
+            self.made = self.made or PriorGenerator().generate(sketches, 2, rng)
+            return [self.made[i % 2] for i in range(num)]
+
+    stats = TuningStats()
+    strategy = TensorGPTSearchStrategy(Repeating(), search=SearchConfig(prior_share=0.0), stats=stats)
+    context = ms.TuneContext(mod=get_workload("matmul-128").build(), target=llvm_target, space_generator="tensorgpt",
+                             search_strategy=strategy, num_threads=1, rand_state=3)  # fmt: skip
+    spaces = context.generate_design_space()
+    strategy.pre_tuning(16, 8, spaces[:1], None, None)
+    batch = strategy.generate_measure_candidates()
+    total = stats.total()
+    assert len(batch) == 2 and total.generated == 2 and total.duplicates == 8 - 2 + 3 * 6  # four tries
+    assert strategy.generate_measure_candidates() is None  # nothing new is left to propose
+
+
 RESUME_SCRIPT = """
 import sys, tvm, tvm_tensorgpt
 from tvm.s_tir import meta_schedule as ms

@@ -56,7 +56,9 @@ def predict_schedules(
     task's name once it is done.
     """
     load_tensor_intrinsics(target)  # before any TuneContext: else it imports every target's (minutes)
-    strategy = TensorGPTSearchStrategy(generator, SearchConfig(pool=pool, pool_per_trial=pool, epsilon=0.0))
+    # nothing is measured: no time to share with, the whole pool is ranked
+    search = SearchConfig(pool=pool, pool_per_trial=pool, epsilon=0.0, time_share=None)
+    strategy = TensorGPTSearchStrategy(generator, search)
     cost_model = CostModel.create("tensorgpt")
     out = []
     for index, (name, mod) in enumerate(tasks.items()):

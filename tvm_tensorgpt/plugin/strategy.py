@@ -122,10 +122,19 @@ class SearchConfig:
     a generator that mixes the prior in per token (``SamplingConfig.prior_mix``) is left alone.
     A round of n trials proposes at most ``pool_per_trial`` x n: a whole model's tune spreads its
     budget in rounds of 1-3 trials, where a full pool would cost more time than the trials.
+
+    ``time_share`` bounds the search's own time (proposing, realising, ranking: what the tuning
+    waits for between measurements) to that share of a task's tuning time: each round's pool is
+    what the remaining allowance buys at the task's measured cost per pool slot, between
+    ``min_pool_per_trial`` x n and the limits above (the first round, with nothing timed yet,
+    proposes ``min_pool_per_trial`` x n). On 2 cores a fixed pool of 256 took 20-30 % of the wall
+    time; None keeps the pool fixed.
     """
 
     pool: int = 256
     pool_per_trial: int = 64
+    time_share: float | None = 0.1
+    min_pool_per_trial: int = 4
     epsilon: float = 0.1
     refine_top: int = 8
     refine_share: tuple[float, float] = (0.1, 0.75)
@@ -166,6 +175,13 @@ class _TaskState:
         self.cost_model = cost_model
         self.trials = 0
         self.keys: set[int] = set()  # modules measured (or sent to measure) already
+        # (sketch index, decisions) realised already, valid or not: a repeat is known without
+        # replaying it (a refinement batch repeats most of its mutations)
+        self.decided: set[tuple] = set()
+        self.search_s = 0.0  # time spent making rounds
+        self.slots = 0  # pool slots asked for so far (the search's time grows with them)
+        self.measure_s = 0.0  # time from handing a round over to its results coming back
+        self.sent_at: float | None = None
         self.measured: list[_Measured] = []
         self.pending: list[_Candidate] = []
 
@@ -185,6 +201,26 @@ class _TaskState:
         score = np.nanmin(best) / best
         score = np.where(np.isnan(score), np.nanmean(score), score) ** 4
         return mix / n + (1 - mix) * score / score.sum()
+
+    def affordable(self, size: int, share: float) -> int:
+        """Pool slots the next round of ``size`` trials may use so that the search stays within
+        ``share`` of the time (search plus measurement) spent so far and in that round; 0 before
+        anything was timed."""
+        if not self.slots or not self.trials:
+            return 0
+        measure_next = self.measure_s / self.trials * size
+        allowance = share / (1 - share) * (self.measure_s + measure_next) - self.search_s
+        return int(allowance / (self.search_s / self.slots))
+
+    def first(self, sketch: int | None, decisions: Sequence[Decision] | None) -> bool:
+        """Whether this decision set is new to the task (and remember it); unknown ones count as new."""
+        if sketch is None or decisions is None:
+            return True
+        key = (sketch, tuple(decisions))
+        if key in self.decided:
+            return False
+        self.decided.add(key)
+        return True
 
 
 def _with_prior(generator: Generator, share: float) -> Generator:
@@ -275,10 +311,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         stats = self.stats.task(context.task_name)
         if state.trials >= state.max_trials or STOP.is_set():
             return None  # None (not []) tells the task scheduler this task is finished
+        started_round = time.perf_counter()
         size = min(state.per_iter, state.max_trials - state.trials)
-        want = size
-        if state.cost_model is not None:
-            want = max(size, min(self.search.pool, self.search.pool_per_trial * size))
+        want = self._pool_size(state, size)
         progress = state.trials / max(1, state.max_trials - state.per_iter)
         low, high = self.search.refine_share
         refine = int(want * (low + (high - low) * min(1.0, progress))) if state.best(1) else 0
@@ -299,6 +334,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             self._log(logging.INFO, "TensorGPT: no new valid candidate; the search space looks exhausted")
             return None
         chosen = self._choose(context, state, pool, size)
+        state.search_s += time.perf_counter() - started_round
+        state.slots += want
+        state.sent_at = time.perf_counter()
         state.trials += len(chosen)
         state.keys.update(c.key for c in chosen)
         state.pending = chosen
@@ -314,6 +352,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
     def notify_runner_results(self, measure_candidates: list[MeasureCandidate], results: list[RunnerResult]) -> None:
         context, state = self._require_context(), self._require_state()
         stats = self.stats.task(context.task_name)
+        if state.sent_at is not None:
+            state.measure_s += time.perf_counter() - state.sent_at
+            state.sent_at = None
         for pending, result in zip(state.pending, results):
             error = result.error_msg
             ok = error is None and result.run_secs is not None and len(result.run_secs) > 0
@@ -424,6 +465,16 @@ class TensorGPTSearchStrategy(PySearchStrategy):
     def _seed(self) -> int:
         return int(self.rng.integers(1, 2**31 - 1))  # TVM accepts 1 .. 2^31-1 only
 
+    def _pool_size(self, state: _TaskState, size: int) -> int:
+        """How many candidates the round of ``size`` trials proposes (see ``SearchConfig``)."""
+        if state.cost_model is None:
+            return size
+        want = min(self.search.pool, self.search.pool_per_trial * size)
+        if self.search.time_share is not None:
+            floor = self.search.min_pool_per_trial * size
+            want = min(want, max(floor, state.affordable(size, self.search.time_share)))
+        return max(size, want)
+
     def _propose(self, state: _TaskState, num: int) -> list[Proposal]:
         """``num`` proposals, spread over the sketches by ``_TaskState.sketch_weights``."""
         counts = self.rng.multinomial(num, state.sketch_weights(self.search.sketch_mix))
@@ -446,7 +497,10 @@ class TensorGPTSearchStrategy(PySearchStrategy):
 
     def _validate(self, proposals: list[Proposal], state: _TaskState, stats: TaskStats, pool: list[_Candidate],
                   seen_now: set[int]) -> None:  # fmt: skip
-        """Realise each proposal on its sketch (in parallel); keep the new valid schedules."""
+        """Realise each new proposal on its sketch (in parallel); keep the new valid schedules."""
+        fresh = [p for p in proposals if state.first(p.sketch_index, p.decisions)]
+        stats.duplicates += len(proposals) - len(fresh)
+        proposals = fresh
         jobs = [(proposal, self._seed()) for proposal in proposals]
         done = self._parallel(lambda job: state.sketches[job[0].sketch_index].realise(job[0].decisions, self.postprocs,
                                                                                       seed=job[1]), jobs)  # fmt: skip
@@ -461,7 +515,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
     def _refine(self, state: _TaskState, stats: TaskStats, num: int, pool: list[_Candidate], seen_now: set[int]) -> None:
         """Up to ``num`` neighbours of the best measured schedules: a mutator (drawn by its
         probability) applied to a parent's trace, replayed and postprocessed as MetaSchedule's
-        evolutionary search does. Children keep their parent's sketch (mutators keep the structure)."""
+        evolutionary search does. Children keep their parent's sketch (mutators keep the structure);
+        a child whose decisions were realised before is dropped before it is replayed."""
         mutators, weights = self.mutators
         parents = state.best(self.search.refine_top)
         if not num or not mutators or not parents:
@@ -476,22 +531,31 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                     trace = mutate(mutator, parent.trace, self._seed())
                 except TVM_ERRORS:
                     continue
-                if trace is not None:
-                    jobs.append((parent, trace, self._seed()))
-            replayed = self._parallel(lambda job: self._replay(context, job[1], job[2]), jobs)
-            for (parent, trace, _), sch in zip(jobs, replayed):
+                if trace is None:
+                    continue
+                decisions = self._decisions(state, parent.sketch, trace)
+                if state.first(parent.sketch, decisions):
+                    jobs.append((parent, trace, decisions, self._seed()))
+                else:
+                    stats.duplicates += 1
+            replayed = self._parallel(lambda job: self._replay(context, job[1], job[3]), jobs)
+            for (parent, _, decisions, _), sch in zip(jobs, replayed):
                 if sch is not None and num > 0:
-                    num -= self._admit_child(state, stats, pool, seen_now, parent, trace, sch)
+                    num -= self._admit_child(state, stats, pool, seen_now, parent, decisions, sch)
+
+    @staticmethod
+    def _decisions(state: _TaskState, sketch: int | None, trace: Trace) -> list[Decision] | None:
+        """``trace``'s decisions in ``state.sketches[sketch]``'s language (None where unknown)."""
+        if sketch is None:
+            return None
+        try:
+            return state.sketches[sketch].read_decisions(trace)
+        except ValueError:
+            return None
 
     def _admit_child(self, state: _TaskState, stats: TaskStats, pool: list[_Candidate], seen_now: set[int],
-                     parent: _Measured, trace: Trace, sch: Schedule) -> int:  # fmt: skip
+                     parent: _Measured, decisions: list[Decision] | None, sch: Schedule) -> int:  # fmt: skip
         """Admit a refined schedule with its parent's sketch; 1 if it joined the pool."""
-        decisions = None
-        if parent.sketch is not None:
-            try:
-                decisions = state.sketches[parent.sketch].read_decisions(trace)
-            except ValueError:
-                pass
         before = len(pool)
         root = parent.origin.removeprefix(f"{REFINED} from ")  # the proposal its chain started from
         origin = f"{REFINED} from {root}" if root and root != REFINED else REFINED

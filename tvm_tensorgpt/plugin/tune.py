@@ -42,7 +42,7 @@ from ..tvm_glue import (
     same_device,
 )
 from .predict import PredictedDatabase, predict_schedules
-from .strategy import TensorGPTSearchStrategy, TuningStats
+from .strategy import SearchConfig, TensorGPTSearchStrategy, TuningStats
 
 logger = logging.getLogger(__name__)
 
@@ -150,13 +150,14 @@ def _tune(
     run: Callable[..., ms.database.Database],
     generator: Any = None,
     cost_model: str | None = None,
+    search_config: SearchConfig = SearchConfig(),
 ) -> tuple[TuneResult, ms.database.Database]:
     """Run ``run(**MetaSchedule keyword arguments)`` with the plugin's defaults and summarise it."""
     target, runner, profile = _resolve(where)
     load_tensor_intrinsics(target)
     repair_database(work_dir)  # a kill may have cut the last line; MetaSchedule cannot load that
     stats = TuningStats()
-    search = TensorGPTSearchStrategy(generator, stats=stats) if strategy == "tensorgpt" else strategy
+    search = TensorGPTSearchStrategy(generator, search_config, stats) if strategy == "tensorgpt" else strategy
     start = time.perf_counter()
     if trials > 0:
         progress = TrialProgress(trials, list(workloads))
@@ -241,18 +242,21 @@ def tune_module(
     seed: int | None = None,
     generator: Any = None,
     cost_model: str | None = None,
+    search: SearchConfig = SearchConfig(),
 ) -> TuneResult:
     """Tune a TIR module (one workload) with MetaSchedule's ``tune_tir``.
 
     ``target`` is a target spec (see ``parse_target``) or a ``HardwareProfile``; ``generator``
     (for strategy "tensorgpt") is a ``Generator``, "default" (bundled checkpoint), "prior" or a
-    checkpoint folder; ``cost_model`` a MetaSchedule cost-model name (default: ``default_cost_model``).
+    checkpoint folder; ``cost_model`` a MetaSchedule cost-model name (default: ``default_cost_model``);
+    ``search`` how TensorGPT's rounds are made (``SearchConfig``).
     """
 
     def run(**kwargs: Any) -> ms.database.Database:
         return ms.tune_tir(mod, num_tuning_cores=_cores(kwargs["target"]), **kwargs)
 
-    result, _ = _tune(target, work_dir, trials, strategy, per_round, seed, {"main": mod}, run, generator, cost_model)
+    result, _ = _tune(target, work_dir, trials, strategy, per_round, seed, {"main": mod}, run, generator, cost_model,
+                      search)  # fmt: skip
     return result
 
 
