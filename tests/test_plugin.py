@@ -180,7 +180,7 @@ def test_pool_keeps_the_search_within_its_time_share():
     state = _TaskState(64, 16, [], cost_model=object())
     strategy = TensorGPTSearchStrategy("prior", search=SearchConfig(time_share=0.1, min_pool_per_trial=4, pool=256))
     assert state.affordable(16, 0.1) == 0 and strategy._pool_size(state, 16) == 64  # nothing timed: the floor
-    state.trials, state.slots, state.search_s, state.measure_s = 16, 64, 2.0, 10.0
+    state.timed, state.slots, state.search_s, state.measure_s = 16, 64, 2.0, 10.0
     # 0.1 / 0.9 x (10 s measured + 10 s expected) - 2 s spent = 0.22 s at 2 s / 64 slots a slot
     assert state.affordable(16, 0.1) == 7 and strategy._pool_size(state, 16) == 64
     state.measure_s = 40.0  # slow measurements buy a larger pool: (80 / 9 - 2) / (2 / 64) = 220

@@ -181,6 +181,7 @@ class _TaskState:
         self.search_s = 0.0  # time spent making rounds
         self.slots = 0  # pool slots asked for so far (the search's time grows with them)
         self.measure_s = 0.0  # time from handing a round over to its results coming back
+        self.timed = 0  # candidates measured in that time (resumed records are not)
         self.sent_at: float | None = None
         self.measured: list[_Measured] = []
         self.pending: list[_Candidate] = []
@@ -206,9 +207,9 @@ class _TaskState:
         """Pool slots the next round of ``size`` trials may use so that the search stays within
         ``share`` of the time (search plus measurement) spent so far and in that round; 0 before
         anything was timed."""
-        if not self.slots or not self.trials:
+        if not self.slots or not self.timed:
             return 0
-        measure_next = self.measure_s / self.trials * size
+        measure_next = self.measure_s / self.timed * size
         allowance = share / (1 - share) * (self.measure_s + measure_next) - self.search_s
         return int(allowance / (self.search_s / self.slots))
 
@@ -354,6 +355,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         stats = self.stats.task(context.task_name)
         if state.sent_at is not None:
             state.measure_s += time.perf_counter() - state.sent_at
+            state.timed += len(results)
             state.sent_at = None
         for pending, result in zip(state.pending, results):
             error = result.error_msg
