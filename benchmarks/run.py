@@ -20,9 +20,9 @@ successor in TVM); ``ansor-cm``: the same search with TensorGPT's pretrained cos
 separates the cost model's contribution from the generator's. The others are the TensorGPT
 strategy with the same pretrained cost model and one generator each: ``prior`` (uniform legal
 decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the prior, per sequence),
-``tensorgpt-pool256`` (the same with a fixed pool of 256 candidates a round, as every run before
-2026-12-07 made them, not one sized to keep the search within ``SearchConfig.time_share`` of the
-time), ``tensorgpt-mix`` (the same checkpoint sampled with half the prior mixed in per token instead,
+``tensorgpt-pool256`` (the same, its fixed pool of 256 candidates a round named explicitly),
+``tensorgpt-share10`` (the same with each round's pool sized to keep the search within 10 % of the
+tuning time, ``SearchConfig.time_share``), ``tensorgpt-mix`` (the same checkpoint sampled with half the prior mixed in per token instead,
 ``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``tensorgpt-retrained``
 (TensorGPT as ``checkpoints.py tensorgpt`` trains it under ``--checkpoints``/retrained, not the
 bundled default: what a retrain on grown data is worth before it is bundled), ``tlm-ct-retrained``
@@ -80,8 +80,9 @@ METHODS = {
     "tlm": Method("tensorgpt", "tensorgpt"),
     "tlm-ct": Method("tensorgpt", "tensorgpt"),
     "tensorgpt": Method("tensorgpt", "tensorgpt"),
-    # every run before 2026-12-07: a fixed pool of 256 a round, whatever the search's share of the time
+    # the fixed pool of 256 a round (the default), named: in the seventh run the default was share10's
     "tensorgpt-pool256": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=None)),
+    "tensorgpt-share10": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=0.1)),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
     "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="retrained"),
     "tlm-ct-retrained": Method("tensorgpt", "tensorgpt", trained_as="tlm-ct", root="retrained"),

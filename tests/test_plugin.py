@@ -194,7 +194,8 @@ def test_pool_keeps_the_search_within_its_time_share():
 
 def test_repeated_decisions_are_not_realised_again(llvm_target):
     """A decision set proposed again (in one round or a later one) is counted as a duplicate
-    before it is replayed; only new ones are realised and counted as generated."""
+    before it is replayed; only new ones are realised and counted as generated. (One that leaves a
+    decision to TVM is new each time: TVM samples it anew.)"""
     from tvm_tensorgpt.generators import Generator, PriorGenerator
     from tvm_tensorgpt.plugin.strategy import SearchConfig, TensorGPTSearchStrategy, TuningStats
 
@@ -205,7 +206,7 @@ def test_repeated_decisions_are_not_realised_again(llvm_target):
             self.made = None
 
         def generate(self, sketches, num, rng):
-            self.made = self.made or PriorGenerator().generate(sketches, 2, rng)
+            self.made = self.made or PriorGenerator(probe_locations=True).generate(sketches, 2, rng)
             return [self.made[i % 2] for i in range(num)]
 
     stats = TuningStats()
@@ -218,6 +219,7 @@ def test_repeated_decisions_are_not_realised_again(llvm_target):
     total = stats.total()
     assert len(batch) == 2 and total.generated == 2 and total.duplicates == 8 - 2 + 3 * 6  # four tries
     assert strategy.generate_measure_candidates() is None  # nothing new is left to propose
+    assert all(strategy.state.first(0, [(2, 64), None]) for _ in range(2))  # TVM decides the None anew
 
 
 RESUME_SCRIPT = """

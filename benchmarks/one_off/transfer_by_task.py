@@ -1,6 +1,6 @@
 """Does a generator's use on a task fall with the task's distance from what it learnt from?
 
-    python benchmarks/one_off/transfer_by_task.py FIT.json [FIT.json ...] [--run RUN --method M]
+    python benchmarks/one_off/transfer_by_task.py FIT.json [FIT.json ...] [--run RUN --method M] [--out F.json]
 
 For each task of the fit files (``benchmarks/fit.py`` output): its kind, its nearest training task
 (standardized workload features, ``workload_features``: the router's view of a task; distance 0
@@ -8,7 +8,8 @@ for a training task), the model's fit against uniform on the task's fastest reco
 decision token; negative = better than uniform: it puts more weight on fast schedules) alone and
 mixed half and half, and the likelihood-speed rank correlation over all records; with
 ``--run``, the re-measured best of ``--method`` over the ``prior`` row of that run (geometric mean
-over seeds). Prints one table, then the correlation of each measure with the distance.
+over seeds). Prints one table, then the correlation of each measure with the distance over the
+tasks it has not learnt from; ``--out`` writes both, with the command, as JSON.
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from tvm_tensorgpt.data.split import training_tasks
-from tvm_tensorgpt.workloads.features import workload_features
-from tvm_tensorgpt.workloads.tasks import get_task, task_kind
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import provenance  # noqa: E402
+
+from tvm_tensorgpt.data.split import training_tasks  # noqa: E402
+from tvm_tensorgpt.workloads.features import workload_features  # noqa: E402
+from tvm_tensorgpt.workloads.tasks import get_task, task_kind  # noqa: E402
 
 
 def _search_ratio(run: Path, method: str) -> dict[str, float]:
@@ -48,6 +53,7 @@ def main() -> None:
     parser.add_argument("fits", nargs="+")
     parser.add_argument("--run", type=Path)
     parser.add_argument("--method", default="tensorgpt-selftrained")
+    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     train = training_tasks()
     names = {t.name for t in train}
@@ -77,11 +83,16 @@ def main() -> None:
         print(f"{r['task'][:58]:58s} {r['kind']:16s} {r['distance']:5.2f} {r['alone']:+6.3f} {r['mixed']:+6.3f} "
               f"{r['spearman']:5.2f} {search:>6s}  {r['nearest'][:50]}")  # fmt: skip
     unseen = [r for r in rows if not r["seen"]]
+    correlations = {}
     for measure in ("alone", "mixed", "spearman", "search"):
         pairs = [(r["distance"], r[measure]) for r in unseen if r[measure] is not None]
         if len(pairs) > 2:
-            print(f"held-out tasks: Spearman(distance, {measure}) = {_spearman(*map(list, zip(*pairs))):+.2f} "
-                  f"over {len(pairs)} tasks")  # fmt: skip
+            correlations[measure] = _spearman(*map(list, zip(*pairs)))
+            print(f"unseen tasks: Spearman(distance, {measure}) = {correlations[measure]:+.2f} over {len(pairs)} tasks")
+    if args.out:
+        command = " ".join(["python benchmarks/one_off/transfer_by_task.py", *sys.argv[1:]])
+        out = provenance(command) | {"rows": rows, "spearman_with_distance": correlations}
+        args.out.write_text(json.dumps(out, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

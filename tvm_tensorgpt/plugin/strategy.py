@@ -123,17 +123,19 @@ class SearchConfig:
     A round of n trials proposes at most ``pool_per_trial`` x n: a whole model's tune spreads its
     budget in rounds of 1-3 trials, where a full pool would cost more time than the trials.
 
-    ``time_share`` bounds the search's own time (proposing, realising, ranking: what the tuning
-    waits for between measurements) to that share of a task's tuning time: each round's pool is
-    what the remaining allowance buys at the task's measured cost per pool slot, between
+    ``time_share`` (None: off) bounds the search's own time (proposing, realising, ranking: what
+    the tuning waits for between measurements) to that share of a task's tuning time: each round's
+    pool is what the remaining allowance buys at the task's measured cost per pool slot, between
     ``min_pool_per_trial`` x n and the limits above (the first round, with nothing timed yet,
-    proposes ``min_pool_per_trial`` x n). On 2 cores a fixed pool of 256 took 20-30 % of the wall
-    time; None keeps the pool fixed.
+    proposes ``min_pool_per_trial`` x n). Off by default: on 2 cores a fixed pool of 256 takes
+    ~28 % of the wall time, and a 10 % share (pools of ~64) cost 8 % in tuned latency at 64
+    trials (docs/benchmarks.md, "seventh run") — per trial, a large pool ranked by the cost model
+    is worth its time.
     """
 
     pool: int = 256
     pool_per_trial: int = 64
-    time_share: float | None = 0.1
+    time_share: float | None = None
     min_pool_per_trial: int = 4
     epsilon: float = 0.1
     refine_top: int = 8
@@ -214,8 +216,9 @@ class _TaskState:
         return int(allowance / (self.search_s / self.slots))
 
     def first(self, sketch: int | None, decisions: Sequence[Decision] | None) -> bool:
-        """Whether this decision set is new to the task (and remember it); unknown ones count as new."""
-        if sketch is None or decisions is None:
+        """Whether this decision set is new to the task (and remember it). Unknown ones count as
+        new, and so do sets that leave a decision to TVM (None: sampled anew at each replay)."""
+        if sketch is None or decisions is None or any(d is None for d in decisions):
             return True
         key = (sketch, tuple(decisions))
         if key in self.decided:
