@@ -55,9 +55,9 @@ STOP = threading.Event()
 class TaskStats:
     """Where candidates of one task went: generated -> valid after postprocs -> built -> ran."""
 
-    generated: int = 0
+    generated: int = 0  # proposals realised (a repeat of a decision set realised before is only a duplicate)
     valid: int = 0
-    duplicates: int = 0
+    duplicates: int = 0  # repeats dropped: of a realised decision set, a measured module or one in the pool
     measured: int = 0
     built: int = 0
     ran: int = 0
