@@ -8,8 +8,9 @@ for a training task), the model's fit against uniform on the task's fastest reco
 decision token; negative = better than uniform: it puts more weight on fast schedules) alone and
 mixed half and half, and the likelihood-speed rank correlation over all records; with
 ``--run``, the re-measured best of ``--method`` over the ``prior`` row of that run (geometric mean
-over seeds). Prints one table, then the correlation of each measure with the distance over the
-tasks it has not learnt from; ``--out`` writes both, with the command, as JSON.
+over seeds). Prints one table, the means per kind (seen and unseen apart; search: geometric mean),
+then the correlation of each measure with the distance over the tasks it has not learnt from;
+``--out`` writes them, with the command, as JSON.
 """
 
 from __future__ import annotations
@@ -82,6 +83,19 @@ def main() -> None:
         search = f"{r['search']:.3f}" if r["search"] else "-"
         print(f"{r['task'][:58]:58s} {r['kind']:16s} {r['distance']:5.2f} {r['alone']:+6.3f} {r['mixed']:+6.3f} "
               f"{r['spearman']:5.2f} {search:>6s}  {r['nearest'][:50]}")  # fmt: skip
+    kinds: dict[tuple[bool, str], list[dict]] = {}
+    for r in rows:
+        kinds.setdefault((r["seen"], r["kind"]), []).append(r)
+    by_kind = []
+    for (seen, kind), group in sorted(kinds.items()):
+        ratios = [r["search"] for r in group if r["search"]]
+        by_kind.append({"seen": seen, "kind": kind, "tasks": len(group),
+                        "alone": float(np.mean([r["alone"] for r in group])),
+                        "mixed": float(np.mean([r["mixed"] for r in group])),
+                        "search": math.exp(float(np.mean(np.log(ratios)))) if ratios else None})  # fmt: skip
+        search = f"{by_kind[-1]['search']:.3f}" if ratios else "-"
+        print(f"{'seen' if seen else 'unseen'} {kind:16s} {len(group):2d} tasks: alone {by_kind[-1]['alone']:+.3f}, "
+              f"mixed {by_kind[-1]['mixed']:+.3f}, search (geomean) {search}")  # fmt: skip
     unseen = [r for r in rows if not r["seen"]]
     correlations = {}
     for measure in ("alone", "mixed", "spearman", "search"):
@@ -91,7 +105,7 @@ def main() -> None:
             print(f"unseen tasks: Spearman(distance, {measure}) = {correlations[measure]:+.2f} over {len(pairs)} tasks")
     if args.out:
         command = " ".join(["python benchmarks/one_off/transfer_by_task.py", *sys.argv[1:]])
-        out = provenance(command) | {"rows": rows, "spearman_with_distance": correlations}
+        out = provenance(command) | {"rows": rows, "by_kind": by_kind, "spearman_with_distance": correlations}
         args.out.write_text(json.dumps(out, indent=1), encoding="utf-8")
 
 
