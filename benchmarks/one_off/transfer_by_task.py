@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import provenance  # noqa: E402
 
 from tvm_tensorgpt.data.split import training_tasks  # noqa: E402
+from tvm_tensorgpt.train.costmodel import spearman  # noqa: E402
 from tvm_tensorgpt.workloads.features import workload_features  # noqa: E402
 from tvm_tensorgpt.workloads.tasks import get_task, task_kind  # noqa: E402
 
@@ -42,11 +43,6 @@ def _search_ratio(run: Path, method: str) -> dict[str, float]:
         if m == method and ("prior", task, seed) in best:
             out.setdefault(task, []).append(math.log(best[("prior", task, seed)] / us))
     return {task: math.exp(float(np.mean(v))) for task, v in out.items()}
-
-
-def _spearman(x: list[float], y: list[float]) -> float:
-    rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
-    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 def main() -> None:
@@ -101,7 +97,7 @@ def main() -> None:
     for measure in ("alone", "mixed", "spearman", "search"):
         pairs = [(r["distance"], r[measure]) for r in unseen if r[measure] is not None]
         if len(pairs) > 2:
-            correlations[measure] = _spearman(*map(list, zip(*pairs)))
+            correlations[measure] = spearman(*map(np.array, zip(*pairs)))
             print(f"unseen tasks: Spearman(distance, {measure}) = {correlations[measure]:+.2f} over {len(pairs)} tasks")
     if args.out:
         command = " ".join(["python benchmarks/one_off/transfer_by_task.py", *sys.argv[1:]])
