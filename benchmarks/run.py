@@ -22,7 +22,8 @@ strategy with the same pretrained cost model and one generator each: ``prior`` (
 decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the prior, per sequence),
 ``tensorgpt-pool256`` (the same, its fixed pool of 256 candidates a round named explicitly),
 ``tensorgpt-share10`` (the same with each round's pool sized to keep the search within 10 % of the
-tuning time, ``SearchConfig.time_share``), ``tensorgpt-mix`` (the same checkpoint sampled with half
+tuning time, ``SearchConfig.time_share``), ``tensorgpt-adapt4`` (the same checkpoint adapting to
+each task's measurements as it tunes: 4 SFT steps a round, ``AdaptConfig``), ``tensorgpt-mix`` (the same checkpoint sampled with half
 the prior mixed in per token instead, ``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``tensorgpt-retrained``
 (TensorGPT as ``checkpoints.py tensorgpt`` trains it under ``--checkpoints``/retrained, not the
 bundled default: what a retrain on grown data is worth before it is bundled), ``tlm-ct-retrained``
@@ -71,6 +72,7 @@ class Method:
     # default); "" = RECIPE checkpoints derived from the bundled default. A quick run ignores it
     root: str = ""
     search: SearchConfig = SearchConfig()  # how TensorGPT's rounds are made (its pool, time share)
+    adapt: int = 0  # AdaptConfig.steps: SFT steps per round on the task's fastest measurements (0 = off)
 
 
 METHODS = {
@@ -83,6 +85,7 @@ METHODS = {
     # the fixed pool of 256 a round (the default), named: in the seventh run the default was share10's
     "tensorgpt-pool256": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=None)),
     "tensorgpt-share10": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=0.1)),
+    "tensorgpt-adapt4": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", adapt=4),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
     "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="retrained"),
     "tlm-ct-retrained": Method("tensorgpt", "tensorgpt", trained_as="tlm-ct", root="retrained"),
@@ -288,16 +291,18 @@ def _folder(method: str, args: argparse.Namespace) -> Path | None:
 
 def _generator(method: str, folder: Path | None):
     """What a method's search proposes with: its checkpoint (a folder, or a generator sampling it
-    with ``prior_mix``), the prior, or nothing (evolutionary)."""
+    with ``prior_mix`` or adapting), the prior, or nothing (evolutionary). Made anew for each
+    cell, so an adapting generator starts every cell from the checkpoint."""
     spec = METHODS[method]
     if folder is None:
         return "prior" if spec.strategy == "tensorgpt" else None
-    if not spec.prior_mix:
+    if not spec.prior_mix and not spec.adapt:
         return folder
-    from tvm_tensorgpt.generators.model import ModelGenerator
+    from tvm_tensorgpt.generators.model import AdaptConfig, ModelGenerator
     from tvm_tensorgpt.model.generate import SamplingConfig
 
-    return ModelGenerator.from_checkpoint(folder, sampling=SamplingConfig(prior_mix=spec.prior_mix))
+    return ModelGenerator.from_checkpoint(folder, sampling=SamplingConfig(prior_mix=spec.prior_mix),
+                                          adapt=AdaptConfig(steps=spec.adapt))  # fmt: skip
 
 
 def _checkpoints(folders: dict[str, Path | None]) -> dict[str, dict]:
