@@ -33,6 +33,8 @@ def test_model_generator_in_a_real_tune(tmp_path, llvm_target):
     total = stats.total()
     assert total.generated >= 12 and total.valid >= 0.99 * total.generated
     assert len(database.get_all_tuning_records()) == 12
+    # each round of 4 asks for a pool of 64 a trial; duplicates and invalid ones can thin it out
+    assert total.rounds == 3 and total.slots == 3 * 256 and 12 <= total.pooled <= total.slots
     # rounds 2-3 refine what round 1 measured (most of their pools); each refined candidate names
     # the proposal its chain started from
     origins = {"model", "prior", "refined from model", "refined from prior"}

@@ -62,6 +62,8 @@ class TaskStats:
     built: int = 0
     ran: int = 0
     rounds: int = 0
+    slots: int = 0  # pool slots the rounds asked for (SearchConfig: pool, time share), summed
+    pooled: int = 0  # candidates the rounds' pools held for the cost model to rank, summed
     resumed_records: int = 0
     generation_s: float = 0.0  # wall time inside Generator.generate
     # measured candidates per origin: the generator (a mixture's part) that proposed them ("model",
@@ -340,6 +342,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         chosen = self._choose(context, state, pool, size)
         state.search_s += time.perf_counter() - started_round
         state.slots += want
+        stats.slots += want
+        stats.pooled += len(pool)
         state.sent_at = time.perf_counter()
         state.trials += len(chosen)
         state.keys.update(c.key for c in chosen)
