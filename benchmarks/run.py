@@ -23,8 +23,9 @@ decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the pr
 ``tensorgpt-pool256`` (the same, its fixed pool of 256 candidates a round named explicitly),
 ``tensorgpt-share10`` (the same with each round's pool sized to keep the search within 10 % of the
 tuning time, ``SearchConfig.time_share``), ``tensorgpt-adapt4`` (the same checkpoint adapting to
-each task's measurements as it tunes: 4 SFT steps a round, ``AdaptConfig``), ``tensorgpt-mix`` (the same checkpoint sampled with half
-the prior mixed in per token instead, ``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``tensorgpt-retrained``
+each task's measurements as it tunes: 4 SFT steps a round, ``AdaptConfig``), ``tensorgpt-mix``
+(the same checkpoint sampled with half the prior mixed in per token instead,
+``SamplingConfig.prior_mix``: it fits held-out tasks better, docs/model.md), ``tensorgpt-retrained``
 (TensorGPT as ``checkpoints.py tensorgpt`` trains it under ``--checkpoints``/retrained, not the
 bundled default: what a retrain on grown data is worth before it is bundled), ``tlm-ct-retrained``
 (TLM-CT trained there on the same records: the fair comparison for ``tensorgpt-retrained``),
