@@ -4,7 +4,8 @@
         [--out benchmarks/results/record_quality.jsonl]
 
 A profile's database is appended in measurement order and ``provenance.json`` keeps each run's
-record count before and after, so a run's records are a known slice of the file. Over the tasks
+record count before and after (of the tasks it was given), so a run's records are a known slice
+of the file, counted from its end. Over the tasks
 that have records both before the run and from it: the share of records within 1.2x of the task's
 best (over both), the median record's latency relative to that best, and in how many tasks the run
 found the best. The data issue asks for records near each task's best (what the generator's
@@ -70,11 +71,18 @@ def main() -> None:
     parser.add_argument("--out", default=str(RESULTS / "record_quality.jsonl"))
     args = parser.parse_args()
     folder = Path(args.data_dir) / args.profile
-    run = json.loads((folder / "provenance.json").read_text())["runs"][args.run]
+    runs = json.loads((folder / "provenance.json").read_text())["runs"]
+    run = runs[args.run]
     lines = read_lines(folder / DB_FILES[1])
-    start, end = run["records_before"], run["records_after"]
-    if end > len(lines):
-        raise SystemExit(f"the run ends at record {end} but {folder} holds {len(lines)}")
+    # a run's counts are of the tasks it was given, not of the file: its slice is found from the end,
+    # after the records of the runs that came later
+    counted = runs[runs.index(run):]
+    if any("records_after" not in r for r in counted):
+        raise SystemExit(f"{folder}/provenance.json: this run or a later one has no record counts")
+    end = len(lines) - sum(r["records_after"] - r["records_before"] for r in counted[1:])
+    start = end - (run["records_after"] - run["records_before"])
+    if start < 0:
+        raise SystemExit(f"{folder} holds {len(lines)} records, fewer than its runs since this one added")
     result = compare(latencies(lines[:start]), latencies(lines[start:end]))
     row = provenance(command_line()) | {"profile": args.profile, "run": run["command"], "started": run["started"],
                                          "strategy": run.get("strategy", "evolutionary"), "slice": [start, end],
