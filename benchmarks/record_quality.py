@@ -71,12 +71,11 @@ def main() -> None:
     parser.add_argument("--out", default=str(RESULTS / "record_quality.jsonl"))
     args = parser.parse_args()
     folder = Path(args.data_dir) / args.profile
-    runs = json.loads((folder / "provenance.json").read_text())["runs"]
-    run = runs[args.run]
+    counted = json.loads((folder / "provenance.json").read_text())["runs"][args.run :]  # the run, then later ones
+    run = counted[0]
     lines = read_lines(folder / DB_FILES[1])
     # a run's counts are of the tasks it was given, not of the file: its slice is found from the end,
     # after the records of the runs that came later
-    counted = runs[runs.index(run):]
     if any("records_after" not in r for r in counted):
         raise SystemExit(f"{folder}/provenance.json: this run or a later one has no record counts")
     end = len(lines) - sum(r["records_after"] - r["records_before"] for r in counted[1:])
