@@ -193,10 +193,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--limit", type=int, default=None,
                         help="records read per source profile (and verified examples per GPU); default all")
+    parser.add_argument("--base-epochs", type=int, default=RECIPE.base_epochs,
+                        help="epochs of a base stage (a shorter recipe for a quick look; training.json records it)")
     parser.add_argument("--from-bundled", action="store_true",
                         help="derive the ablations from the bundled default instead of training tensorgpt")
     args = parser.parse_args()
-    recipe = Recipe(threads=args.threads, limit=args.limit)
+    recipe = Recipe(threads=args.threads, limit=args.limit, base_epochs=args.base_epochs)
     sources = {}
     if args.from_bundled:
         from tvm_tensorgpt.model.checkpoint import DEFAULT_CHECKPOINT

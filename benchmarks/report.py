@@ -37,6 +37,7 @@ ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + Tenso
         "tensorgpt-selftrained": "TensorGPT (self-trained)",
         "tensorgpt-pool256": "TensorGPT, fixed pool of 256", "tensorgpt-share10": "TensorGPT, search <= 10 % of time",
         "tensorgpt-adapt4": "TensorGPT, adapting (4 steps/round)",
+        "tensorgpt-grown": "TensorGPT (grown records)", "tensorgpt-grown-choice": "TensorGPT (grown), expert choice",
         "tlm-ct-retrained": "TLM-CT (retrained)",
         "tensorgpt-distilled": "TensorGPT base + cost-model distillation",
         "no-hg": "w/o HG", "no-routing": "w/o Routing", "no-wa": "w/o WA"}  # fmt: skip

@@ -32,6 +32,9 @@ bundled default: what a retrain on grown data is worth before it is bundled), ``
 ``tensorgpt-distilled`` (a base also trained on the cost model's favourite schedules, there too),
 ``tensorgpt-selftrained`` (the retrained recipe on those records plus one self-training round's,
 under ``--checkpoints``/selftrained: what the round adds, next to ``tensorgpt-retrained``),
+``tensorgpt-grown`` (the recipe on the records after the thin-kind self-training collection, under
+``--checkpoints``/grown), ``tensorgpt-grown-choice`` (that checkpoint choosing its expert mix per
+task from the task's 8 fastest measurements before each round, ``ExpertChoice``),
 ``no-hg``, ``no-routing``, ``no-wa``, and
 ``tlm``/``tlm-ct`` (TLM rebuilt here from its paper's description: target-string prompts, no
 hardware grounding, no experts; TLM-CT trained further on the data TensorGPT uses); their
@@ -74,6 +77,7 @@ class Method:
     root: str = ""
     search: SearchConfig = SearchConfig()  # how TensorGPT's rounds are made (its pool, time share)
     adapt: int = 0  # AdaptConfig.steps: SFT steps per round on the task's fastest measurements (0 = off)
+    choice: int = 0  # ExpertChoice.top: the expert mix chosen per task by this many fastest measurements (0 = off)
 
 
 METHODS = {
@@ -92,6 +96,8 @@ METHODS = {
     "tlm-ct-retrained": Method("tensorgpt", "tensorgpt", trained_as="tlm-ct", root="retrained"),
     "tensorgpt-distilled": Method("tensorgpt", "tensorgpt", root="retrained"),
     "tensorgpt-selftrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="selftrained"),
+    "tensorgpt-grown": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="grown"),
+    "tensorgpt-grown-choice": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="grown", choice=8),
     "no-hg": Method("tensorgpt", "tensorgpt"),
     "no-routing": Method("tensorgpt", "tensorgpt"),
     "no-wa": Method("tensorgpt", "tensorgpt"),
@@ -292,18 +298,19 @@ def _folder(method: str, args: argparse.Namespace) -> Path | None:
 
 def _generator(method: str, folder: Path | None):
     """What a method's search proposes with: its checkpoint (a folder, or a generator sampling it
-    with ``prior_mix`` or adapting), the prior, or nothing (evolutionary). Made anew for each
+    with ``prior_mix``, adapting or choosing experts), the prior, or nothing (evolutionary). Made anew for each
     cell, so an adapting generator starts every cell from the checkpoint."""
     spec = METHODS[method]
     if folder is None:
         return "prior" if spec.strategy == "tensorgpt" else None
-    if not spec.prior_mix and not spec.adapt:
+    if not spec.prior_mix and not spec.adapt and not spec.choice:
         return folder
-    from tvm_tensorgpt.generators.model import AdaptConfig, ModelGenerator
+    from tvm_tensorgpt.generators.model import AdaptConfig, ExpertChoice, ModelGenerator
     from tvm_tensorgpt.model.generate import SamplingConfig
 
     return ModelGenerator.from_checkpoint(folder, sampling=SamplingConfig(prior_mix=spec.prior_mix),
-                                          adapt=AdaptConfig(steps=spec.adapt))  # fmt: skip
+                                          adapt=AdaptConfig(steps=spec.adapt),
+                                          choice=ExpertChoice(top=spec.choice))  # fmt: skip
 
 
 def _checkpoints(folders: dict[str, Path | None]) -> dict[str, dict]:

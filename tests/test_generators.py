@@ -152,6 +152,45 @@ def test_online_adaptation_learns_from_measurements(task_spaces, llvm_target):
     assert plain.measured == [] and plain.net is net
 
 
+def test_expert_choice_samples_with_the_mix_its_fastest_measurements_favour(task_spaces):
+    """ExpertChoice: after measurements, the task's round samples with the candidate mix (router,
+    base, each expert alone) under which its fastest schedules are likeliest; here expert 1's own
+    greedy schedule, measured fastest, makes expert 1 the choice and the round expert 1's."""
+    from tvm_tensorgpt.generators.model import ExpertChoice, ModelGenerator
+    from tvm_tensorgpt.hardware import universe_standardizer
+    from tvm_tensorgpt.model import SamplingConfig, legal_token_probabilities, sample_decisions
+    from tvm_tensorgpt.workloads.features import workload_features
+
+    _, _, sketches = task_spaces["matmul-128"]
+    sketch = sketches[0]
+    greedy = SamplingConfig(temperature=0)
+    generator = ModelGenerator(expert_net(), universe_standardizer(), sampling=greedy, choice=ExpertChoice(top=2))
+    generator.prepare(tvm.target.Target(get_profile("intel-xeon-avx2-2c").target))
+    generator.base_only = False  # the target may resolve to this machine, far from the Intel experts
+    net, config, vector = generator.net, generator.net.config, generator._vector()
+    workload = torch.tensor(workload_features(sketch.mod))
+    tokens = config.hardware_tokens(generator.profile)
+    expert = torch.eye(len(config.experts))[1:2]
+    fast = sample_decisions(net, [sketch], tokens, vector[None], torch.Generator().manual_seed(0), greedy,
+                            generator.device, workload[None], expert)[0]  # fmt: skip
+    routed = generator.generate([sketch], 2, np.random.default_rng(0))
+    assert generator.chosen == {} and routed != [type(routed[0])(0, fast)] * 2
+    generator.observe(sketch, fast, 1e-4)
+    generator.observe(sketch, sketch.decisions, 3e-4)  # slower: a third of the weight
+    chosen = generator.generate([sketch], 2, np.random.default_rng(0))
+    assert list(generator.chosen.values()) == [config.experts[1]]
+    assert [p.decisions for p in chosen] == [fast, fast]  # greedy under expert 1 alone
+    # the scores it chose by: the router's row of a batched call is the unbatched call's
+    mixes = torch.cat([net.gates(vector[None], workload[None], 1), expert])
+    batched, counts = legal_token_probabilities(net, sketch, fast, tokens, vector, generator.device, workload, mixes)
+    single, _ = legal_token_probabilities(net, sketch, fast, tokens, vector, generator.device, workload)
+    assert batched.shape == (2, len(counts)) and len(counts) > 0 and np.all(counts > 1)
+    assert np.allclose(batched[0], single[0], atol=1e-5) and np.log(batched[1]).sum() > np.log(batched[0]).sum()
+    off = ModelGenerator(expert_net(), universe_standardizer())
+    off.observe(sketch, fast, 1e-4)
+    assert off.measured == [] and off.chosen == {}
+
+
 def test_a_device_far_from_every_expert_gets_the_base_model(task_spaces):
     """Jetson Orin is unlike the three host-CPU experts: the router is bypassed (base alone);
     another profile of the experts' machine is close to them and keeps its routed mixture."""

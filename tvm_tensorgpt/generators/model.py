@@ -8,7 +8,8 @@ first tokens' work, so a larger batch costs less per candidate).
 
 ``observe`` feeds online adaptation (``AdaptConfig``): before each round, a few weighted SFT steps
 on the fastest schedules measured so far on this device, so the model leans towards what worked
-on the target it never saw in training.
+on the target it never saw in training. It also feeds expert choice (``ExpertChoice``): before each
+round, the expert mix under which the task's fastest measurements are most likely samples it.
 
 ``default_generator()`` is what ``strategy="tensorgpt"`` uses: the checkpoint bundled in the
 package (``tvm_tensorgpt/model/default/``), or the prior when the package has none. This module
@@ -40,7 +41,14 @@ from ..language import (
     prompt_tokens,
     response_tokens,
 )
-from ..model import Example, SamplingConfig, TensorGPTNetwork, collate, sample_decisions
+from ..model import (
+    Example,
+    SamplingConfig,
+    TensorGPTNetwork,
+    collate,
+    legal_token_probabilities,
+    sample_decisions,
+)
 from ..model import checkpoint
 from ..workloads.features import workload_features
 from .base import Generator, Proposal
@@ -65,6 +73,18 @@ class AdaptConfig:
     lr: float = 1e-4
 
 
+@dataclass(frozen=True)
+class ExpertChoice:
+    """Expert choice from measurements (0 = off): before each round, the ``top`` fastest measured
+    schedules of the task are scored (per legal token, weighted best/latency) under the router's
+    gates, the base alone and each expert alone; the mix under which they are most likely samples
+    the round. Why: the router sees only hardware and workload features, and on a device it never
+    trained on, which source device's expert knows the task is what the first measurements tell.
+    Unlike adaptation no weight moves: one batched forward pass per scored schedule."""
+
+    top: int = 0
+
+
 class ModelGenerator(Generator):
     def __init__(
         self,
@@ -75,6 +95,7 @@ class ModelGenerator(Generator):
         batch: int = 512,
         adapt: AdaptConfig = AdaptConfig(),
         device_limits: bool = True,
+        choice: ExpertChoice = ExpertChoice(),
     ) -> None:
         # adaptation changes weights: keep the caller's network (e.g. the shared default) intact
         self.net = (copy.deepcopy(net) if adapt.steps else net).eval()
@@ -83,10 +104,14 @@ class ModelGenerator(Generator):
         self.filters = tuple(filters)
         self.batch = batch
         self.adapt = adapt
+        self.choice = choice
         self.device_limits = device_limits  # False: unconstrained decoding (TLM-style)
         self.profile: HardwareProfile | None = None
         self.measured: list[tuple[int, Sketch, list[Decision], float]] = []  # (task hash, ...)
         self._fresh = False
+        self._unchosen: set[int] = set()  # tasks with measurements the expert choice has not seen
+        self.chosen_gates: dict[int, torch.Tensor | None] = {}  # task hash -> chosen gates (None: the router's)
+        self.chosen: dict[int, str] = {}  # task hash -> what the last choice picked ("router", "base", an expert)
         self._optimizer: torch.optim.Optimizer | None = None
         self.source = "network"
         self.base_only = False
@@ -94,7 +119,9 @@ class ModelGenerator(Generator):
 
     def describe(self) -> str:
         mix = f" ({self.sampling.prior_mix:.0%} prior per token)" if self.sampling.prior_mix else ""
-        return f"{self.source}{mix}" + (f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else "")
+        adapting = f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else ""
+        choosing = f" (choosing experts by the top {self.choice.top} measurements)" if self.choice.top else ""
+        return f"{self.source}{mix}{adapting}{choosing}"
 
     @property
     def mixes_prior(self) -> bool:
@@ -112,6 +139,7 @@ class ModelGenerator(Generator):
         self.device = tuple(device_filters(self.profile)) if self.device_limits else ()
         self.base_only = False
         experts = self.net.config.experts
+        self.chosen_gates, self.chosen, self._unchosen = {}, {}, set()
         if experts and self.net.router is not None:
             closest = self.closest_expert(self.profile)
             if closest is not None and closest[1] < CLOSE_EXPERT:
@@ -149,11 +177,12 @@ class ModelGenerator(Generator):
         features = None
         if config.experts and config.workload_aware:
             features = torch.tensor(np.stack([workload_features(s.mod) for s in sketches]))
+        task_gates = self._task_gates(sketches, vector, None if features is None else features[0])
         for start in range(0, num, self.batch):
             chunk = picks[start : start + self.batch]
             hardware = vector.expand(len(chunk), -1) if config.hardware_grounding or config.experts else None
             workload = features[chunk] if features is not None else None
-            gates = torch.zeros(1, len(config.experts)) if self.base_only else None
+            gates = torch.zeros(1, len(config.experts)) if self.base_only else task_gates
             decisions = sample_decisions(self.net, [sketches[i] for i in chunk], config.hardware_tokens(self.profile),
                                          hardware, generator, self.sampling, self.filters + self.device, workload,
                                          gates)  # fmt: skip
@@ -161,10 +190,51 @@ class ModelGenerator(Generator):
         return out
 
     def observe(self, sketch: Sketch, decisions: Sequence[Decision], latency_s: float | None) -> None:
-        if latency_s is not None and self.adapt.steps:
+        if latency_s is not None and (self.adapt.steps or self.choice.top):
             task = int(tvm_ffi.structural_hash(sketch.mod))
             self.measured.append((task, sketch, list(decisions), latency_s))
             self._fresh = True
+            self._unchosen.add(task)
+
+    def _task_gates(self, sketches: Sequence[Sketch], vector: torch.Tensor,
+                    workload: torch.Tensor | None) -> torch.Tensor | None:  # fmt: skip
+        """The gates this task's round samples with (None: the router's): ``ExpertChoice``, made
+        again when the task has new measurements. ``sketches`` are one task's."""
+        config = self.net.config
+        if not self.choice.top or not config.experts or self.base_only or not sketches:
+            return None
+        task = int(tvm_ffi.structural_hash(sketches[0].mod))
+        if task in self._unchosen:
+            self._unchosen.discard(task)
+            self._choose_experts(task, vector, workload)
+        return self.chosen_gates.get(task)
+
+    def _choose_experts(self, task: int, vector: torch.Tensor, workload: torch.Tensor | None) -> None:
+        """Score the task's fastest measurements under each candidate mix; keep the likeliest."""
+        config = self.net.config
+        mine = [(s, d, lat) for t, s, d, lat in self.measured if t == task]
+        best = min(lat for _, _, lat in mine)
+        top = sorted(mine, key=lambda m: m[2])[: self.choice.top]
+        experts = len(config.experts)
+        with torch.no_grad():
+            router = self.net.gates(vector[None], None if workload is None else workload[None], 1)
+        candidates = torch.cat([router, torch.zeros(1, experts), torch.eye(experts)])
+        names = ["router", "base", *config.experts]
+        hardware = vector if config.hardware_grounding or config.experts else None
+        total, weight = torch.zeros(len(names)), 0.0
+        for sketch, decisions, latency in top:
+            probs, _ = legal_token_probabilities(self.net, sketch, decisions, config.hardware_tokens(self.profile),
+                                                 hardware, self.filters + self.device, workload, candidates)  # fmt: skip
+            if probs.shape[1]:
+                total += best / latency * torch.tensor(np.log(np.maximum(probs, 1e-12)).sum(axis=1))
+                weight += best / latency * probs.shape[1]
+        if not weight:
+            return  # nothing to choose from (no decision had a choice)
+        pick = int(torch.argmax(total))
+        self.chosen_gates[task] = None if pick == 0 else candidates[pick : pick + 1]
+        self.chosen[task] = names[pick]
+        logger.info("TensorGPT: expert choice for task %x: %s (%.3f nats/token; router %.3f) from %d measurements",
+                    task, names[pick], -float(total[pick]) / weight, -float(total[0]) / weight, len(top))  # fmt: skip
 
     def _adapt(self, vector: torch.Tensor) -> None:
         """``adapt.steps`` weighted SFT steps on the fastest measurements of each task so far."""

@@ -4,6 +4,7 @@ from .batch import Example, collate
 from .config import ModelConfig
 from .generate import SamplingConfig, sample_decisions
 from .network import HardwarePrefix, TensorGPTNetwork
+from .score import legal_token_probabilities
 
 __all__ = ["Example", "HardwarePrefix", "ModelConfig", "SamplingConfig", "TensorGPTNetwork", "collate",
-           "sample_decisions"]
+           "legal_token_probabilities", "sample_decisions"]

@@ -34,8 +34,8 @@ from ..data.collect import open_database
 from ..data.split import HELDOUT_TASKS
 from ..hardware import HardwareProfile, get_profile
 from ..hardware.vector import Standardizer
-from ..language import VOCAB, DecodingState, Sketch, device_filters, prompt_tokens, response_tokens
-from ..model import TensorGPTNetwork
+from ..language import Sketch, device_filters
+from ..model import TensorGPTNetwork, legal_token_probabilities
 from ..tvm_glue import TVM_ERRORS, design_spaces, mean_latency
 from ..workloads.features import workload_features
 from ..workloads.tasks import get_task
@@ -49,24 +49,12 @@ def score(net: TensorGPTNetwork, standardizer: Standardizer, profile: HardwarePr
     """Per scored decision token of one record (a step with more than one legal token): the model's
     probability of the record's token over the legal ones, and how many tokens were legal."""
     config = net.config
-    prompt = VOCAB.encode(prompt_tokens(sketch, config.hardware_tokens(profile)))
-    response = response_tokens(sketch, decisions)
-    ids = torch.tensor([prompt + VOCAB.encode(response)])
-    hardware = torch.tensor(standardizer(profile), dtype=torch.float32)[None]
-    workload = torch.tensor(workload_features(sketch.mod))[None] if config.experts and config.workload_aware else None
-    with torch.no_grad():
-        logits, _ = net(ids, torch.ones_like(ids), hardware if config.hardware_grounding or config.experts else None,
-                        workload=workload)  # fmt: skip
-    state = DecodingState(sketch, tuple(device_filters(profile)))
-    probs, legal_counts = [], []
-    for position, token in enumerate(response):
-        legal = state.legal_tokens()
-        if len(legal) > 1:
-            row = logits[0, len(prompt) + position - 1, [VOCAB.id(t) for t in legal]]
-            probs.append(float(torch.softmax(row, dim=0)[legal.index(token)]))
-            legal_counts.append(len(legal))
-        state.step(token)
-    return np.asarray(probs), np.asarray(legal_counts, dtype=float)
+    hardware = torch.tensor(standardizer(profile), dtype=torch.float32)
+    workload = torch.tensor(workload_features(sketch.mod)) if config.experts and config.workload_aware else None
+    probs, legal_counts = legal_token_probabilities(
+        net, sketch, decisions, config.hardware_tokens(profile),
+        hardware if config.hardware_grounding or config.experts else None, device_filters(profile), workload)  # fmt: skip
+    return probs[0], legal_counts
 
 
 def task_row(records: list[tuple[np.ndarray, np.ndarray, float]], mixes: Sequence[float]) -> dict:
