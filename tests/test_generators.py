@@ -180,6 +180,7 @@ def test_expert_choice_samples_with_the_mix_its_fastest_measurements_favour(task
     chosen = generator.generate([sketch], 2, np.random.default_rng(0))
     assert list(generator.chosen.values()) == [config.experts[1]]
     assert [p.decisions for p in chosen] == [fast, fast]  # greedy under expert 1 alone
+    assert generator.describe().endswith(f"(choosing experts by the top 2 measurements: {config.experts[1]} x1)")
     # the scores it chose by: the router's row of a batched call is the unbatched call's
     mixes = torch.cat([net.gates(vector[None], workload[None], 1), expert])
     batched, counts = legal_token_probabilities(net, sketch, fast, tokens, vector, generator.device, workload, mixes)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,7 @@ class ModelGenerator(Generator):
         self._unchosen: set[int] = set()  # tasks with measurements the expert choice has not seen
         self.chosen_gates: dict[int, torch.Tensor | None] = {}  # task hash -> chosen gates (None: the router's)
         self.chosen: dict[int, str] = {}  # task hash -> what the last choice picked ("router", "base", an expert)
+        self.choices: list[str] = []  # every choice made, in order (what describe() counts)
         self._optimizer: torch.optim.Optimizer | None = None
         self.source = "network"
         self.base_only = False
@@ -120,7 +122,10 @@ class ModelGenerator(Generator):
     def describe(self) -> str:
         mix = f" ({self.sampling.prior_mix:.0%} prior per token)" if self.sampling.prior_mix else ""
         adapting = f" (adapting: {self.adapt.steps} steps/round)" if self.adapt.steps else ""
-        choosing = f" (choosing experts by the top {self.choice.top} measurements)" if self.choice.top else ""
+        made = ", ".join(f"{name} x{n}" for name, n in sorted(Counter(self.choices).items()))
+        choosing = ""
+        if self.choice.top:
+            choosing = f" (choosing experts by the top {self.choice.top} measurements: {made or 'none made'})"
         return f"{self.source}{mix}{adapting}{choosing}"
 
     @property
@@ -233,6 +238,7 @@ class ModelGenerator(Generator):
         pick = int(torch.argmax(total))
         self.chosen_gates[task] = None if pick == 0 else candidates[pick : pick + 1]
         self.chosen[task] = names[pick]
+        self.choices.append(names[pick])
         logger.info("TensorGPT: expert choice for task %x: %s (%.3f nats/token; router %.3f) from %d measurements",
                     task, names[pick], -float(total[pick]) / weight, -float(total[0]) / weight, len(top))  # fmt: skip
 
