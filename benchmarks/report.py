@@ -44,8 +44,9 @@ ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + Tenso
 REFERENCE_TRIALS = 1000  # Ansor@1000: the seed's reference
 # what the search issue's target compares TensorGPT with (TLM-CT also as retrained on the same
 # records as a retrained TensorGPT), the uniform prior in the same loop (what a generator adds), and
-# the fixed pool of 256 (what sizing the pool to the search's time share costs)
-BASELINES = ("ansor", "tlm-ct", "tlm-ct-retrained", "prior", "tensorgpt-pool256")
+# the fixed pool of 256 (what sizing the pool to the search's time share costs), the grown
+# checkpoint with its router's mix (what choosing the experts from measurements adds)
+BASELINES = ("ansor", "tlm-ct", "tlm-ct-retrained", "prior", "tensorgpt-pool256", "tensorgpt-grown")
 BOOTSTRAP_DRAWS = 2000
 
 
