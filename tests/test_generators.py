@@ -177,6 +177,8 @@ def test_expert_choice_samples_with_the_mix_its_fastest_measurements_favour(task
     assert generator.chosen == {} and routed != [type(routed[0])(0, fast)] * 2
     generator.observe(sketch, fast, 1e-4)
     generator.observe(sketch, sketch.decisions, 3e-4)  # slower: a third of the weight
+    unknown = [(1 << 20,) * len(d) if isinstance(d, tuple) else d for d in fast]  # no token for these tiles
+    generator.observe(sketch, unknown, 1e-5)  # the fastest, but not in the language: not scored
     chosen = generator.generate([sketch], 2, np.random.default_rng(0))
     assert list(generator.chosen.values()) == [config.experts[1]]
     assert [p.decisions for p in chosen] == [fast, fast]  # greedy under expert 1 alone

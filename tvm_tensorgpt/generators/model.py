@@ -219,17 +219,23 @@ class ModelGenerator(Generator):
         config = self.net.config
         mine = [(s, d, lat) for t, s, d, lat in self.measured if t == task]
         best = min(lat for _, _, lat in mine)
-        top = sorted(mine, key=lambda m: m[2])[: self.choice.top]
+        ordered = sorted(mine, key=lambda m: m[2])
         experts = len(config.experts)
         with torch.no_grad():
             router = self.net.gates(vector[None], None if workload is None else workload[None], 1)
         candidates = torch.cat([router, torch.zeros(1, experts), torch.eye(experts)])
         names = ["router", "base", *config.experts]
         hardware = vector if config.hardware_grounding or config.experts else None
-        total, weight = torch.zeros(len(names)), 0.0
-        for sketch, decisions, latency in top:
-            probs, _ = legal_token_probabilities(self.net, sketch, decisions, config.hardware_tokens(self.profile),
-                                                 hardware, self.filters + self.device, workload, candidates)  # fmt: skip
+        total, weight, scored = torch.zeros(len(names)), 0.0, 0
+        for sketch, decisions, latency in ordered:
+            if scored == self.choice.top:
+                break
+            try:
+                probs, _ = legal_token_probabilities(self.net, sketch, decisions, config.hardware_tokens(self.profile),
+                                                     hardware, self.filters + self.device, workload, candidates)  # fmt: skip
+            except ValueError:
+                continue  # e.g. a refined schedule whose mutated tile size the language has no token for
+            scored += 1
             if probs.shape[1]:
                 total += best / latency * torch.tensor(np.log(np.maximum(probs, 1e-12)).sum(axis=1))
                 weight += best / latency * probs.shape[1]
@@ -240,7 +246,7 @@ class ModelGenerator(Generator):
         self.chosen[task] = names[pick]
         self.choices.append(names[pick])
         logger.info("TensorGPT: expert choice for task %x: %s (%.3f nats/token; router %.3f) from %d measurements",
-                    task, names[pick], -float(total[pick]) / weight, -float(total[0]) / weight, len(top))  # fmt: skip
+                    task, names[pick], -float(total[pick]) / weight, -float(total[0]) / weight, scored)  # fmt: skip
 
     def _adapt(self, vector: torch.Tensor) -> None:
         """``adapt.steps`` weighted SFT steps on the fastest measurements of each task so far."""

@@ -31,7 +31,8 @@ def legal_token_probabilities(
 
     ``hardware`` (24,) and ``workload`` (W,) are one device's and one workload's (None where the
     network does not use them); ``gates`` (H, E) scores under H expert mixes in one batch (one-hot:
-    an expert alone, zeros: the base alone), else the router's (H = 1).
+    an expert alone, zeros: the base alone), else the router's (H = 1). Raises ValueError where a
+    decision is not one the masks allow (e.g. a mutated tile size the vocabulary has no token for).
     """
     net.eval()
     prompt = VOCAB.encode(prompt_tokens(sketch, list(hardware_tokens)))
@@ -44,6 +45,9 @@ def legal_token_probabilities(
     probs, counts = [], []
     for position, token in enumerate(response):
         legal = state.legal_tokens()
+        if token not in legal:
+            raise ValueError(f"decision token {token!r} at response step {position} is not legal there "
+                             f"(legal: {legal[:8]}{'...' if len(legal) > 8 else ''})")  # fmt: skip
         if len(legal) > 1:
             row = logits[:, len(prompt) + position - 1, VOCAB.encode(legal)]
             probs.append(torch.softmax(row, dim=1)[:, legal.index(token)])
