@@ -174,13 +174,13 @@ def test_expert_choice_samples_with_the_mix_its_fastest_measurements_favour(task
     fast = sample_decisions(net, [sketch], tokens, vector[None], torch.Generator().manual_seed(0), greedy,
                             generator.device, workload[None], expert)[0]  # fmt: skip
     routed = generator.generate([sketch], 2, np.random.default_rng(0))
-    assert generator.chosen == {} and routed != [type(routed[0])(0, fast)] * 2
+    assert generator.choices == [] and routed != [type(routed[0])(0, fast)] * 2
     generator.observe(sketch, fast, 1e-4)
     generator.observe(sketch, sketch.decisions, 3e-4)  # slower: a third of the weight
     unknown = [(1 << 20,) * len(d) if isinstance(d, tuple) else d for d in fast]  # no token for these tiles
     generator.observe(sketch, unknown, 1e-5)  # the fastest, but not in the language: not scored
     chosen = generator.generate([sketch], 2, np.random.default_rng(0))
-    assert list(generator.chosen.values()) == [config.experts[1]]
+    assert generator.choices == [config.experts[1]]
     assert [p.decisions for p in chosen] == [fast, fast]  # greedy under expert 1 alone
     assert generator.describe().endswith(f"(choosing experts by the top 2 measurements: {config.experts[1]} x1)")
     # the scores it chose by: the router's row of a batched call is the unbatched call's
@@ -191,7 +191,7 @@ def test_expert_choice_samples_with_the_mix_its_fastest_measurements_favour(task
     assert np.allclose(batched[0], single[0], atol=1e-5) and np.log(batched[1]).sum() > np.log(batched[0]).sum()
     off = ModelGenerator(expert_net(), universe_standardizer())
     off.observe(sketch, fast, 1e-4)
-    assert off.measured == [] and off.chosen == {}
+    assert off.measured == [] and off.choices == []
 
 
 def test_a_device_far_from_every_expert_gets_the_base_model(task_spaces):

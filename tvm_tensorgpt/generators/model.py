@@ -112,8 +112,7 @@ class ModelGenerator(Generator):
         self._fresh = False
         self._unchosen: set[int] = set()  # tasks with measurements the expert choice has not seen
         self.chosen_gates: dict[int, torch.Tensor | None] = {}  # task hash -> chosen gates (None: the router's)
-        self.chosen: dict[int, str] = {}  # task hash -> what the last choice picked ("router", "base", an expert)
-        self.choices: list[str] = []  # every choice made, in order (what describe() counts)
+        self.choices: list[str] = []  # every choice made ("router", "base", an expert), in order
         self._optimizer: torch.optim.Optimizer | None = None
         self.source = "network"
         self.base_only = False
@@ -144,7 +143,7 @@ class ModelGenerator(Generator):
         self.device = tuple(device_filters(self.profile)) if self.device_limits else ()
         self.base_only = False
         experts = self.net.config.experts
-        self.chosen_gates, self.chosen, self._unchosen = {}, {}, set()
+        self.chosen_gates, self._unchosen = {}, set()
         if experts and self.net.router is not None:
             closest = self.closest_expert(self.profile)
             if closest is not None and closest[1] < CLOSE_EXPERT:
@@ -243,7 +242,6 @@ class ModelGenerator(Generator):
             return  # nothing to choose from (no decision had a choice)
         pick = int(torch.argmax(total))
         self.chosen_gates[task] = None if pick == 0 else candidates[pick : pick + 1]
-        self.chosen[task] = names[pick]
         self.choices.append(names[pick])
         logger.info("TensorGPT: expert choice for task %x: %s (%.3f nats/token; router %.3f) from %d measurements",
                     task, names[pick], -float(total[pick]) / weight, -float(total[0]) / weight, scored)  # fmt: skip
