@@ -6,7 +6,8 @@ On one torch thread unless said otherwise:
 1. pools of 64 and 512 candidates from the bundled checkpoint (4 layers, width 256, three LoRA
    experts and the router) on the ResNet 3x3 conv2d workload and a held-out ResNet-50 3x3 conv
    (goal: 512 legal candidates in <= 2 s), with the part of that time TVM spends finding each
-   candidate's legal compute locations (a trace replay and a probe per candidate); the weights
+   candidate's legal compute locations (a replay of the trace prefix per candidate, read with TVM's
+   rule: ``Sketch.legal_locations``); the weights
    matter for speed, since rows that share their first tokens share the work; next to the prior
    generator at 64;
 2. training tokens per second (forward + backward + AdamW, batch 16 of real prompts), 1 and 2

@@ -229,9 +229,13 @@ def test_cuda_design_spaces_round_trip():
         assert any(s.kind == TILE and s.parts == 5 for s in sketch.slots)  # SSSRRSRS tiling
 
 
+class _StopReplay(Exception):
+    """Ends the oracle's replay once the location of interest is probed."""
+
+
 def _exhaustive_locations(sketch, decided):
     """Every location index TVM keeps unchanged, probed one by one on the live schedule."""
-    from tvm_tensorgpt.language.sketch import _StopReplay, is_sampling
+    from tvm_tensorgpt.language.sketch import is_sampling
 
     sch = Schedule(sketch.mod, debug_mask="none", error_render_level="none")
     position, found = iter(range(len(sketch.slots))), []
@@ -272,6 +276,33 @@ def test_location_rule_matches_exhaustive_probing(task_spaces, name):
                 assert sketch.legal_locations(prefix) == _exhaustive_locations(sketch, prefix)
                 checked += 1
     assert checked >= 12
+
+
+def test_location_scan_is_trusted_only_after_agreeing_with_tvms_probe(task_spaces, monkeypatch):
+    """Legal locations come from TVM's probe until the scan of the loops agreed SCAN_CHECKS times
+    for that structure, and from the probe for good once a scan disagreed."""
+    from tvm_tensorgpt.language import sketch as sketch_module
+
+    context, spaces, _ = task_spaces["conv2d-resnet"]
+    probe = sketch_module._legal_locations
+    probes = []
+    monkeypatch.setattr(sketch_module, "_legal_locations", lambda *args: probes.append(1) or probe(*args))
+
+    def fresh():
+        sketch = Sketch.from_schedule(context.mod, spaces[0])
+        probes.clear()
+        return sketch, next(i for i, s in enumerate(sketch.slots) if s.kind == LOCATION)
+
+    sketch, where = fresh()
+    prefix = sketch.decisions[:where]
+    truth = sketch.legal_locations(prefix)
+    assert all(sketch.legal_locations(prefix) == truth for _ in range(sketch_module.SCAN_CHECKS + 3))
+    assert len(probes) == sketch_module.SCAN_CHECKS
+
+    monkeypatch.setattr(sketch_module, "_scan_locations", lambda *args: (-1,))  # a scan that is wrong
+    sketch, where = fresh()
+    assert all(sketch.legal_locations(prefix) == truth for _ in range(sketch_module.SCAN_CHECKS + 3))
+    assert len(probes) == sketch_module.SCAN_CHECKS + 3
 
 
 def _cuda_sketches(workload: str, profile: str):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 import tvm
+import tvm_ffi
 from tvm.ir import IRModule
 from tvm.s_tir import Schedule
 from tvm.s_tir.schedule import Instruction, Trace
@@ -36,6 +37,8 @@ _SLOT_KINDS = {
     "SampleComputeLocation": LOCATION,
 }
 _PROBE_BEYOND = 1 << 20  # a location index past any loop: TVM snaps it to the deepest legal one
+SCAN_CHECKS = 8  # scans of one location structure checked against TVM's probe before it is trusted
+_GET_LOOP_ITER_TYPE = tvm_ffi.get_global_func("s_tir.schedule.GetLoopIterType")
 
 
 def is_sampling(inst: Instruction) -> bool:
@@ -87,12 +90,20 @@ class Sketch:
     blocks: list[BlockInfo]
     # per instruction: (kind, annotation key or (), indices of the random variables it reads)
     instructions: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
-    # whether each location slot's block can be inlined (structural, probed once)
-    _inline: dict[int, bool] = field(default_factory=dict, repr=False)
+    # the block each location slot places, by name (names survive a replay, random variables do not)
+    location_blocks: dict[int, str] = field(default_factory=dict)
+    # per location structure (see ``legal_locations``): how many probes the scan has matched so far,
+    # -1 once one disagreed (that structure is always probed)
+    _scan_checks: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)
     _sampling: list[Instruction] = field(init=False, repr=False)  # the slots' instructions, in order
+    _positions: list[int] = field(init=False, repr=False)  # where each slot's instruction is in the trace
+    # the unscheduled workload: copying it is ~100x cheaper than making a Schedule of ``mod``
+    _schedule: Schedule = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._sampling = [inst for inst in self.trace.insts if is_sampling(inst)]
+        self._schedule = Schedule(self.mod, seed=1, debug_mask="none", error_render_level="none")
+        self._positions = [i for i, inst in enumerate(self.trace.insts) if is_sampling(inst)]
+        self._sampling = [self.trace.insts[i] for i in self._positions]
 
     @classmethod
     def from_schedule(cls, mod: IRModule, design_space: Schedule) -> Sketch:
@@ -101,12 +112,15 @@ class Sketch:
         sch = Schedule(mod, debug_mask="none", error_render_level="none")
         slots: list[DecisionSlot] = []
         decisions: list[Decision] = []
+        location_blocks: dict[int, str] = {}
 
         def record(inst: Instruction, inputs: list, attrs: list, decision: Any) -> Any:
             name = inst.kind.name
             if not is_sampling(inst):
                 return decision
             slot, value = _analyse(sch, name, inputs, attrs, decision)
+            if slot.kind == LOCATION:
+                location_blocks[len(slots)] = sch.get(inputs[0]).name_hint
             slots.append(slot)
             decisions.append(value)
             return decision
@@ -119,6 +133,7 @@ class Sketch:
             decisions=decisions,
             blocks=describe_blocks(mod),
             instructions=instruction_structure(trace),
+            location_blocks=location_blocks,
         )
 
     def read_decisions(self, trace: Trace) -> list[Decision]:
@@ -139,35 +154,33 @@ class Sketch:
     def legal_locations(self, decided: Sequence[Decision]) -> tuple[int, ...]:
         """Legal compute locations of slot ``len(decided)`` given the decisions before it.
 
-        Replays the sketch up to that instruction (TVM skips loops of extent 1, so the set depends
-        on earlier tile sizes) and reads the set off the live schedule (see ``_legal_locations``).
+        TVM skips loops of extent 1, so the set depends on earlier tile sizes: the sketch is
+        replayed up to that instruction (one call into TVM) and the set read off the live schedule.
+        TVM's probe tries a compute-at on every candidate loop, most of a sampled candidate's cost,
+        so ``_scan_locations`` applies TVM's rule to the loops without those trials; for each
+        location structure (slot, consumers, earlier locations) the probe is still run until
+        ``SCAN_CHECKS`` scans in a row agreed with it, and forever once one did not.
         """
         target = len(decided)
         if self.slots[target].kind != LOCATION:
             raise ValueError(f"slot {target} is a {self.slots[target].kind} slot, not a location")
-        sch = Schedule(self.mod, debug_mask="none", error_render_level="none")
-        position = iter(range(len(self.slots)))
-        found: list[tuple[int, ...]] = []
-
-        def provide(inst: Instruction, inputs: list, attrs: list, decision: Any) -> Any:
-            if not is_sampling(inst):
-                return decision
-            index = next(position)
-            if index < target:
-                value = decided[index]
-                return list(value) if isinstance(value, tuple) else value
-            if index == target:
-                legal, self._inline[target] = _legal_locations(sch, inputs[0], self._inline.get(target))
-                found.append(legal)
-                raise _StopReplay
-            return decision
-
-        try:
-            self.trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=provide)
-        except Exception:
-            if not found:
-                raise
-        return found[0]
+        chosen = {inst: list(value) if isinstance(value, tuple) else value
+                  for inst, value in zip(self._sampling, decided) if value is not None}  # fmt: skip
+        sch = self._schedule.copy()
+        Trace(self.trace.insts[: self._positions[target]], chosen).apply_to_schedule(sch, remove_postproc=True)
+        block = sch.get_sblock(self.location_blocks[target])
+        consumers = sch.get_consumers(block)
+        structure = (target, tuple(d for d, slot in zip(decided, self.slots) if slot.kind == LOCATION),
+                     tuple((sch.get(c).name_hint, len(sch.get_loops(c))) for c in consumers))  # fmt: skip
+        checks = self._scan_checks.get(structure, 0)
+        inline = -2 in self.slots[target].choices  # structural: as in the design space
+        scanned = _scan_locations(sch, consumers, inline) if checks >= 0 else None
+        if scanned is not None and checks >= SCAN_CHECKS:
+            return scanned
+        legal = _legal_locations(sch, block, inline)[0]
+        if scanned is not None:
+            self._scan_checks[structure] = checks + 1 if scanned == legal else -1
+        return legal
 
     def apply(self, decisions: Sequence[Decision], seed: int = 1) -> Schedule:
         """Replay the sketch with ``decisions`` (None = let TVM sample) on a fresh schedule.
@@ -179,7 +192,8 @@ class Sketch:
             raise ValueError(f"{len(decisions)} decisions for {len(self.slots)} slots")
         chosen = {inst: list(value) if isinstance(value, tuple) else value
                   for inst, value in zip(self._sampling, decisions) if value is not None}  # fmt: skip
-        sch = Schedule(self.mod, seed=seed, debug_mask="none", error_render_level="none")
+        sch = self._schedule.copy()
+        sch.seed(seed)
         # one call into TVM, no Python callback per instruction: replays in threads run in parallel
         Trace(self.trace.insts, chosen).apply_to_schedule(sch, remove_postproc=True)
         return sch
@@ -214,10 +228,6 @@ class Realised:
     schedule: Schedule | None
     passed: int
     valid: bool
-
-
-class _StopReplay(Exception):
-    """Ends a partial replay once the instruction of interest is reached."""
 
 
 def _analyse(
@@ -261,6 +271,40 @@ def _legal_locations(sch: Schedule, block: Any, inline: bool | None) -> tuple[tu
     loops = sch.get_loops(consumers[0]) if len(consumers) else []
     inner = [i for i in range(min(deepest + 1, len(loops))) if not _is_one(sch.get(loops[i]).extent)]
     return tuple(([-2] if inline else []) + [-1] + inner), inline
+
+
+def _scan_locations(sch: Schedule, consumers: Sequence[Any], inline: bool) -> tuple[int, ...]:
+    """TVM's CollectComputeLocation read off the loops, without its trial compute-at per loop.
+
+    Candidates are the loops of the first consumer down to the consumers' lowest common loop;
+    loops of extent 1 are skipped, the scan stops at a data-parallel loop after a reduction loop
+    and at a reduction loop past the last data-parallel one. Where TVM's trial would refuse a
+    loop this set is wrong, which is why ``Sketch.legal_locations`` checks it against probes.
+    """
+    out = ([-2] if inline else []) + [-1]
+    if not consumers:
+        return tuple(out)
+    nests = [[(rv, sch.get(rv)) for rv in sch.get_loops(c)] for c in consumers]
+    common = len(nests[0])  # loops every consumer sits in (TVM's boundary: the lowest common ancestor)
+    for nest in nests[1:]:
+        common = next((i for i, (a, b) in enumerate(zip(nest, nests[0][:common])) if not a[1].same_as(b[1])),
+                      min(common, len(nest)))  # fmt: skip
+    loops = nests[0][:common]
+    kinds = [_GET_LOOP_ITER_TYPE(sch, rv) for rv, _ in loops]
+    last_spatial = max((i for i, kind in enumerate(kinds) if kind == "S"), default=-1)
+    reduced = False
+    for i, (_, loop) in enumerate(loops):
+        if _is_one(loop.extent):
+            continue
+        if kinds[i] == "S":
+            if reduced:
+                break
+        else:
+            reduced = True
+            if i > last_spatial:
+                break
+        out.append(i)
+    return tuple(out)
 
 
 def _is_one(extent: Any) -> bool:
