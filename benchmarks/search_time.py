@@ -1,0 +1,71 @@
+"""The search's share of tuning time, per task, side by side for several runs of the harness.
+
+    python benchmarks/search_time.py RUN [RUN ...] [--method tensorgpt] [--out FILE.json]
+
+For one method (a row of ``run.py``) in each run folder: per task, the seconds spent searching
+(``generation``: proposing, realising and refining candidates; ``cost_model``: ranking them and
+learning from the measurements, as ``run.py`` splits MetaSchedule's Profiler) and their share of
+the cell's wall time; over the tasks, the sums and the share of the summed wall (issue #15's goal:
+<= 10 %). Prints a markdown table; ``--out`` also writes the numbers as JSON. Runs on the same
+machine and tasks (e.g. before and after a speed-up) compare directly; wall time drifts between
+sessions even on one machine, so compare shares, not seconds, across days.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from common import command_line, provenance, read_cells
+
+
+def split(run: Path, method: str) -> dict:
+    """Per task (first seed found) and summed: search seconds, cost-model seconds, wall, share."""
+    cells = sorted((c for c in read_cells(run / "results.jsonl").values() if c["method"] == method),
+                   key=lambda c: (c["task"], c.get("seed", 1)))  # fmt: skip
+    tasks: dict[str, dict] = {}
+    for cell in cells:
+        t = cell["time_s"]
+        tasks.setdefault(cell["task"], {"generation": t["generation"], "cost_model": t["cost_model"],
+                                        "wall": t["wall"], "seed": cell.get("seed", 1)})  # fmt: skip
+    total = {k: round(sum(t[k] for t in tasks.values()), 1) for k in ("generation", "cost_model", "wall")}
+    for t in [*tasks.values(), total]:
+        t["share"] = round((t["generation"] + t["cost_model"]) / t["wall"], 3) if t["wall"] else None
+    meta = json.loads((run / "meta.json").read_text(encoding="utf-8"))
+    return {"commit": meta.get("commit"), "machine": meta.get("machine"), "profile": meta.get("profile"),
+            "tasks": tasks, "total": total}  # fmt: skip
+
+
+def table(runs: dict[str, dict]) -> str:
+    names = list(runs)
+    tasks = sorted({task for r in runs.values() for task in r["tasks"]})
+    head = " | ".join(f"{n}: search s / wall s / share" for n in names)
+    lines = [f"| task | {head} |", "|---|" + "---|" * len(names)]
+
+    def cell(t: dict | None) -> str:
+        if t is None:
+            return "n/a"
+        return f"{t['generation'] + t['cost_model']:.1f} / {t['wall']:.1f} / {100 * t['share']:.1f} %"
+
+    for task in tasks:
+        lines.append(f"| {task} | " + " | ".join(cell(runs[n]["tasks"].get(task)) for n in names) + " |")
+    lines.append("| **all tasks** | " + " | ".join(cell(runs[n]["total"]) for n in names) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", help="run folders of benchmarks/run.py")
+    parser.add_argument("--method", default="tensorgpt")
+    parser.add_argument("--out", help="also write the numbers here (JSON)")
+    args = parser.parse_args()
+    runs = {Path(r).name: split(Path(r), args.method) for r in args.runs}
+    print(table(runs))
+    if args.out:
+        result = provenance(command_line()) | {"method": args.method, "runs": runs}
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
