@@ -2,13 +2,13 @@
 
     python benchmarks/search_time.py RUN [RUN ...] [--method tensorgpt] [--out FILE.json]
 
-For one method (a row of ``run.py``) in each run folder: per task, the seconds spent searching
-(``generation``: proposing, realising and refining candidates; ``cost_model``: ranking them and
-learning from the measurements, as ``run.py`` splits MetaSchedule's Profiler) and their share of
-the cell's wall time; over the tasks, the sums and the share of the summed wall (issue #15's goal:
-<= 10 %). Prints a markdown table; ``--out`` also writes the numbers as JSON. Runs on the same
-machine and tasks (e.g. before and after a speed-up) compare directly; wall time drifts between
-sessions even on one machine, so compare shares, not seconds, across days.
+For one method (a row of ``run.py``) in each run folder: per task (its seeds summed), the seconds
+spent searching (``generation``: proposing, realising and refining candidates; ``cost_model``:
+ranking them and learning from the measurements, as ``run.py`` splits MetaSchedule's Profiler) and
+their share of the cells' wall time; over the tasks, the sums and the share of the summed wall
+(issue #15's goal: <= 10 %). Prints a markdown table; ``--out`` also writes the numbers as JSON.
+Runs on the same machine and tasks (e.g. before and after a speed-up) compare directly; wall time
+drifts between sessions even on one machine, so compare shares, not seconds, across days.
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ from common import command_line, provenance, read_cells
 
 
 def split(run: Path, method: str) -> dict:
-    """Per task (first seed found) and summed: search seconds, cost-model seconds, wall, share."""
-    cells = sorted((c for c in read_cells(run / "results.jsonl").values() if c["method"] == method),
-                   key=lambda c: (c["task"], c.get("seed", 1)))  # fmt: skip
+    """Per task (summed over its seeds) and over all tasks: search seconds, cost-model seconds,
+    wall, share."""
     tasks: dict[str, dict] = {}
-    for cell in cells:
-        t = cell["time_s"]
-        tasks.setdefault(cell["task"], {"generation": t["generation"], "cost_model": t["cost_model"],
-                                        "wall": t["wall"], "seed": cell.get("seed", 1)})  # fmt: skip
-    total = {k: round(sum(t[k] for t in tasks.values()), 1) for k in ("generation", "cost_model", "wall")}
+    for cell in read_cells(run / "results.jsonl").values():
+        if cell["method"] != method:
+            continue
+        task = tasks.setdefault(cell["task"], {"generation": 0.0, "cost_model": 0.0, "wall": 0.0, "cells": 0})
+        for key in ("generation", "cost_model", "wall"):
+            task[key] = round(task[key] + cell["time_s"][key], 3)
+        task["cells"] += 1
+    total = {k: round(sum(t[k] for t in tasks.values()), 1) for k in ("generation", "cost_model", "wall", "cells")}
     for t in [*tasks.values(), total]:
         t["share"] = round((t["generation"] + t["cost_model"]) / t["wall"], 3) if t["wall"] else None
     meta = json.loads((run / "meta.json").read_text(encoding="utf-8"))
