@@ -130,9 +130,9 @@ class SearchConfig:
     pool is what the remaining allowance buys at the task's measured cost per pool slot, between
     ``min_pool_per_trial`` x n and the limits above (the first round, with nothing timed yet,
     proposes ``min_pool_per_trial`` x n). Off by default: on 2 cores a fixed pool of 256 takes
-    ~28 % of the wall time, and a 10 % share (pools of ~64) cost 8.5 % in tuned latency at 64
+    ~25 % of the wall time, and a 10 % share (pools of ~64) cost 8.5 % in tuned latency at 64
     trials (docs/benchmarks.md, "seventh run") — per trial, a large pool ranked by the cost model
-    is worth its time.
+    is worth its time; pools of 512 gained nothing over 256 ("twelfth run").
     """
 
     pool: int = 256
