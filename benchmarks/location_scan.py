@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import tvm
 from common import RESULTS, command_line, provenance
-from tvm.s_tir.schedule import Trace
 
 from tvm_tensorgpt.data.split import HELDOUT_HOST, HELDOUT_TASKS
 from tvm_tensorgpt.generators import PriorGenerator
@@ -33,16 +32,13 @@ from tvm_tensorgpt.workloads.tasks import get_task, load_tasks
 
 def compare(sketch: Sketch, decided: list, slot: int) -> tuple[bool, float, float, str]:
     """Scan and probe of one location slot on the replayed prefix: (agree, scan s, probe s, block)."""
-    chosen = {inst: list(v) if isinstance(v, tuple) else v
-              for inst, v in zip(sketch._sampling, decided) if v is not None}  # fmt: skip
-    sch = sketch._schedule.copy()
-    Trace(sketch.trace.insts[: sketch._positions[slot]], chosen).apply_to_schedule(sch, remove_postproc=True)
+    sch = sketch.replay_to(slot, decided)
     block = sch.get_sblock(sketch.location_blocks[slot])
     inline = -2 in sketch.slots[slot].choices
     start = time.perf_counter()
-    scanned = _scan_locations(sch, sch.get_consumers(block), inline)
+    scanned = _scan_locations(sch, [sch.get_loops(c) for c in sch.get_consumers(block)], inline)
     middle = time.perf_counter()
-    probed = _legal_locations(sch, block, inline)[0]
+    probed = _legal_locations(sch, block, inline)
     return scanned == probed, middle - start, time.perf_counter() - middle, sketch.location_blocks[slot]
 
 

@@ -5,7 +5,7 @@
 For one method (a row of ``run.py``) in each run folder: per task (its seeds summed), the seconds
 spent searching (``generation``: proposing, realising and refining candidates; ``cost_model``:
 ranking them and learning from the measurements, as ``run.py`` splits MetaSchedule's Profiler) and
-their share of the cells' wall time; over the tasks, the sums and the share of the summed wall
+their share of the cells' wall time, and per pool slot the rounds asked for; over the tasks, the sums and the share of the summed wall
 (issue #15's goal: <= 10 %). Prints a markdown table; ``--out`` also writes the numbers as JSON.
 Runs on the same machine and tasks (e.g. before and after a speed-up) compare directly; wall time
 drifts between sessions even on one machine, so compare shares, not seconds, across days.
@@ -27,13 +27,17 @@ def split(run: Path, method: str) -> dict:
     for cell in read_cells(run / "results.jsonl").values():
         if cell["method"] != method:
             continue
-        task = tasks.setdefault(cell["task"], {"generation": 0.0, "cost_model": 0.0, "wall": 0.0, "cells": 0})
+        task = tasks.setdefault(cell["task"], {"generation": 0.0, "cost_model": 0.0, "wall": 0.0, "cells": 0,
+                                               "slots": 0})  # fmt: skip
         for key in ("generation", "cost_model", "wall"):
             task[key] = round(task[key] + cell["time_s"][key], 3)
         task["cells"] += 1
-    total = {k: round(sum(t[k] for t in tasks.values()), 1) for k in ("generation", "cost_model", "wall", "cells")}
+        task["slots"] += cell["extra"].get("slots", 0)  # pool slots the rounds asked for (cells since 2026-12-07)
+    total = {k: round(sum(t[k] for t in tasks.values()), 1) for k in ("generation", "cost_model", "wall", "cells", "slots")}
     for t in [*tasks.values(), total]:
-        t["share"] = round((t["generation"] + t["cost_model"]) / t["wall"], 3) if t["wall"] else None
+        search = t["generation"] + t["cost_model"]
+        t["share"] = round(search / t["wall"], 3) if t["wall"] else None
+        t["ms_per_slot"] = round(1000 * search / t["slots"], 2) if t["slots"] else None
     meta = json.loads((run / "meta.json").read_text(encoding="utf-8"))
     return {"commit": meta.get("commit"), "machine": meta.get("machine"), "profile": meta.get("profile"),
             "tasks": tasks, "total": total}  # fmt: skip
@@ -42,13 +46,14 @@ def split(run: Path, method: str) -> dict:
 def table(runs: dict[str, dict]) -> str:
     names = list(runs)
     tasks = sorted({task for r in runs.values() for task in r["tasks"]})
-    head = " | ".join(f"{n}: search s / wall s / share" for n in names)
+    head = " | ".join(f"{n}: search s / wall s / share / ms a pool slot" for n in names)
     lines = [f"| task | {head} |", "|---|" + "---|" * len(names)]
 
     def cell(t: dict | None) -> str:
         if t is None:
             return "n/a"
-        return f"{t['generation'] + t['cost_model']:.1f} / {t['wall']:.1f} / {100 * t['share']:.1f} %"
+        slot = "n/a" if t["ms_per_slot"] is None else f"{t['ms_per_slot']:.1f}"
+        return f"{t['generation'] + t['cost_model']:.1f} / {t['wall']:.1f} / {100 * t['share']:.1f} % / {slot}"
 
     for task in tasks:
         lines.append(f"| {task} | " + " | ".join(cell(runs[n]["tasks"].get(task)) for n in names) + " |")

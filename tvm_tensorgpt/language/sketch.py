@@ -97,7 +97,7 @@ class Sketch:
     _scan_checks: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)
     _sampling: list[Instruction] = field(init=False, repr=False)  # the slots' instructions, in order
     _positions: list[int] = field(init=False, repr=False)  # where each slot's instruction is in the trace
-    # the unscheduled workload: copying it is ~100x cheaper than making a Schedule of ``mod``
+    # the unscheduled workload: copying it is far cheaper than making a Schedule of ``mod`` (``blank``)
     _schedule: Schedule = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -164,23 +164,36 @@ class Sketch:
         target = len(decided)
         if self.slots[target].kind != LOCATION:
             raise ValueError(f"slot {target} is a {self.slots[target].kind} slot, not a location")
-        chosen = {inst: list(value) if isinstance(value, tuple) else value
-                  for inst, value in zip(self._sampling, decided) if value is not None}  # fmt: skip
-        sch = self._schedule.copy()
-        Trace(self.trace.insts[: self._positions[target]], chosen).apply_to_schedule(sch, remove_postproc=True)
+        sch = self.replay_to(target, decided)
         block = sch.get_sblock(self.location_blocks[target])
         consumers = sch.get_consumers(block)
+        nests = [sch.get_loops(c) for c in consumers]
         structure = (target, tuple(d for d, slot in zip(decided, self.slots) if slot.kind == LOCATION),
-                     tuple((sch.get(c).name_hint, len(sch.get_loops(c))) for c in consumers))  # fmt: skip
+                     tuple((sch.get(c).name_hint, len(n)) for c, n in zip(consumers, nests)))  # fmt: skip
         checks = self._scan_checks.get(structure, 0)
         inline = -2 in self.slots[target].choices  # structural: as in the design space
-        scanned = _scan_locations(sch, consumers, inline) if checks >= 0 else None
+        scanned = _scan_locations(sch, nests, inline) if checks >= 0 else None
         if scanned is not None and checks >= SCAN_CHECKS:
             return scanned
-        legal = _legal_locations(sch, block, inline)[0]
+        legal = _legal_locations(sch, block, inline)
         if scanned is not None:
             self._scan_checks[structure] = checks + 1 if scanned == legal else -1
         return legal
+
+    def blank(self, seed: int = 1) -> Schedule:
+        """A fresh schedule of the unscheduled workload, seeded (a copy of one made once)."""
+        sch = self._schedule.copy()
+        sch.seed(seed)
+        return sch
+
+    def replay_to(self, slot: int, decided: Sequence[Decision]) -> Schedule:
+        """The sketch replayed with ``decided`` up to (not including) slot ``slot``'s instruction,
+        in one call into TVM. Raises one of ``TVM_ERRORS`` when the decisions cannot be applied."""
+        chosen = {inst: list(value) if isinstance(value, tuple) else value
+                  for inst, value in zip(self._sampling[:slot], decided) if value is not None}  # fmt: skip
+        sch = self.blank()
+        Trace(self.trace.insts[: self._positions[slot]], chosen).apply_to_schedule(sch, remove_postproc=True)
+        return sch
 
     def apply(self, decisions: Sequence[Decision], seed: int = 1) -> Schedule:
         """Replay the sketch with ``decisions`` (None = let TVM sample) on a fresh schedule.
@@ -192,8 +205,7 @@ class Sketch:
             raise ValueError(f"{len(decisions)} decisions for {len(self.slots)} slots")
         chosen = {inst: list(value) if isinstance(value, tuple) else value
                   for inst, value in zip(self._sampling, decisions) if value is not None}  # fmt: skip
-        sch = self._schedule.copy()
-        sch.seed(seed)
+        sch = self.blank(seed)
         # one call into TVM, no Python callback per instruction: replays in threads run in parallel
         Trace(self.trace.insts, chosen).apply_to_schedule(sch, remove_postproc=True)
         return sch
@@ -241,7 +253,7 @@ def _analyse(
     elif kind == CATEGORICAL:
         slot = DecisionSlot(CATEGORICAL, name, choices=tuple(int(c) for c in attrs[0]))
     elif kind == LOCATION:
-        slot = DecisionSlot(LOCATION, name, choices=_legal_locations(sch, inputs[0], None)[0])
+        slot = DecisionSlot(LOCATION, name, choices=_legal_locations(sch, inputs[0], None))
     else:
         logger.info("sampling instruction %s is not modelled; TVM samples it", name)
         parts = len(decision) if isinstance(decision, (list, tuple, tvm.ir.Array)) else 1
@@ -249,15 +261,15 @@ def _analyse(
     return slot, _plain_decision(slot.kind, decision)
 
 
-def _legal_locations(sch: Schedule, block: Any, inline: bool | None) -> tuple[tuple[int, ...], bool]:
-    """Compute locations TVM accepts for ``block`` now, and whether inlining is one of them.
+def _legal_locations(sch: Schedule, block: Any, inline: bool | None) -> tuple[int, ...]:
+    """Compute locations TVM accepts for ``block`` now.
 
     TVM's rule (CollectComputeLocation): root (-1) always, inline (-2) when the block can be
     inlined, and every loop of the first consumer down to the deepest legal one except loops of
     extent 1. TVM snaps an illegal location to the deepest legal one above it, so one probe past
     the last loop finds the deepest; inline legality is structural, so ``inline`` (known from the
-    design space) saves its probe. TVM's probe tries a compute-at per candidate loop (~4-5 ms on a
-    conv2d): ``_scan_locations`` gives the same set without those trials. Checked against probing
+    design space) saves its probe. TVM's probe tries a compute-at per candidate loop:
+    ``_scan_locations`` gives the same set without those trials. Checked against probing
     every index in tests.
     """
 
@@ -272,26 +284,27 @@ def _legal_locations(sch: Schedule, block: Any, inline: bool | None) -> tuple[tu
     consumers = sch.get_consumers(block)
     loops = sch.get_loops(consumers[0]) if len(consumers) else []
     inner = [i for i in range(min(deepest + 1, len(loops))) if not _is_one(sch.get(loops[i]).extent)]
-    return tuple(([-2] if inline else []) + [-1] + inner), inline
+    return tuple(([-2] if inline else []) + [-1] + inner)
 
 
-def _scan_locations(sch: Schedule, consumers: Sequence[Any], inline: bool) -> tuple[int, ...]:
+def _scan_locations(sch: Schedule, nests: Sequence[Sequence[Any]], inline: bool) -> tuple[int, ...]:
     """TVM's CollectComputeLocation read off the loops, without its trial compute-at per loop.
 
-    Candidates are the loops of the first consumer down to the consumers' lowest common loop;
+    ``nests``: each consumer's loops, outermost first. Candidates are the loops of the first
+    consumer down to the consumers' lowest common loop;
     loops of extent 1 are skipped, the scan stops at a data-parallel loop after a reduction loop
     and at a reduction loop past the last data-parallel one. Where TVM's trial would refuse a
     loop this set is wrong, which is why ``Sketch.legal_locations`` checks it against probes.
     """
     out = ([-2] if inline else []) + [-1]
-    if not consumers:
+    if not nests:
         return tuple(out)
-    nests = [[(rv, sch.get(rv)) for rv in sch.get_loops(c)] for c in consumers]
-    common = len(nests[0])  # loops every consumer sits in (TVM's boundary: the lowest common ancestor)
-    for nest in nests[1:]:
-        common = next((i for i, (a, b) in enumerate(zip(nest, nests[0][:common])) if not a[1].same_as(b[1])),
+    fors = [[sch.get(rv) for rv in nest] for nest in nests]
+    common = len(fors[0])  # loops every consumer sits in (TVM's boundary: the lowest common ancestor)
+    for nest in fors[1:]:
+        common = next((i for i, (a, b) in enumerate(zip(nest, fors[0][:common])) if not a.same_as(b)),
                       min(common, len(nest)))  # fmt: skip
-    loops = nests[0][:common]
+    loops = list(zip(nests[0], fors[0]))[:common]
     kinds = [_GET_LOOP_ITER_TYPE(sch, rv) for rv, _ in loops]
     last_spatial = max((i for i, kind in enumerate(kinds) if kind == "S"), default=-1)
     reduced = False

@@ -280,7 +280,6 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         self.postprocs: list = []
         self.mutators: tuple[list, np.ndarray] = ([], np.zeros(0))
         self.workers = 1
-        self.blank: Schedule | None = None  # the task's unscheduled workload: replays start from a copy
 
     def _initialize_with_tune_context(self, context: "TuneContext") -> None:
         self.context = context
@@ -436,7 +435,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             if not same_device(record.target, context.target):
                 foreign += 1  # measured for another device: neither a finished trial nor a latency here
                 continue
-            sch = self._replay(context, record.trace)
+            sch = self._replay(state, record.trace)
             if sch is None:
                 continue
             state.keys.add(int(tvm_ffi.structural_hash(sch.mod)))
@@ -449,14 +448,11 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         if state.keys:
             self._log(logging.INFO, "TensorGPT: resuming, %d records already in the database", len(state.keys))
 
-    def _replay(self, context: "TuneContext", trace: Trace, seed: int = 1) -> Schedule | None:
+    def _replay(self, state: _TaskState, trace: Trace, seed: int = 1) -> Schedule | None:
         """``trace`` replayed without its postprocessing, then postprocessed as a candidate is: the
         one way every schedule here is made, so measured and new candidates hash alike (replaying
         the postprocessing instructions does not always give the module the postprocessors gave)."""
-        if self.blank is None:  # copying it is ~100x cheaper than making a Schedule of the module
-            self.blank = Schedule(context.mod, debug_mask="none", error_render_level="none")
-        sch = self.blank.copy()
-        sch.seed(seed)
+        sch = state.sketches[0].blank(seed)  # every sketch is of the task's module
         try:
             trace.apply_to_schedule(sch, remove_postproc=True)
             sch.enter_postproc()
@@ -534,7 +530,6 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         parents = state.best(self.search.refine_top)
         if not num or not mutators or not parents:
             return
-        context = self._require_context()
         for _ in range(3):  # mutations may fail or repeat: a few batches, each replayed in parallel
             jobs = []
             for _ in range(num):
@@ -551,7 +546,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                     jobs.append((parent, trace, decisions, self._seed()))
                 else:
                     stats.duplicates += 1
-            replayed = self._parallel(lambda job: self._replay(context, job[1], job[3]), jobs)
+            replayed = self._parallel(lambda job: self._replay(state, job[1], job[3]), jobs)
             for (parent, _, decisions, _), sch in zip(jobs, replayed):
                 if sch is not None and num > 0:
                     num -= self._admit_child(state, stats, pool, seen_now, parent, decisions, sch)
