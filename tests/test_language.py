@@ -105,7 +105,7 @@ def test_probed_compute_locations_are_exactly_legal(task_spaces):
     """Locations decoded from the probed live set are never snapped by TVM."""
     _, _, sketches = task_spaces["conv2d-resnet"]
     rng = np.random.default_rng(2)
-    generator = PriorGenerator(probe_locations=True)
+    generator = PriorGenerator()
     for i, proposal in enumerate(generator.generate(sketches, 60, rng)):
         sketch = sketches[proposal.sketch_index]
         assert all(d is not None for d in proposal.decisions)
@@ -268,7 +268,7 @@ def test_location_rule_matches_exhaustive_probing(task_spaces, name):
     _, _, sketches = task_spaces[name]
     rng = np.random.default_rng(3)
     checked = 0
-    for proposal in PriorGenerator(probe_locations=True).generate(sketches, 12, rng):
+    for proposal in PriorGenerator().generate(sketches, 12, rng):
         sketch = sketches[proposal.sketch_index]
         for index, slot in enumerate(sketch.slots):
             if slot.kind == LOCATION:
@@ -276,6 +276,30 @@ def test_location_rule_matches_exhaustive_probing(task_spaces, name):
                 assert sketch.legal_locations(prefix) == _exhaustive_locations(sketch, prefix)
                 checked += 1
     assert checked >= 12
+
+
+@pytest.mark.parametrize("name", ["conv2d-resnet", "depthwise-mobilenet", "softmax-bert", "layernorm-bert"])
+def test_module_trace_makes_the_exact_module(task_spaces, name):
+    """``apply(exact=False)`` replays compute locations as loop fetches: the module is the exact
+    replay's (root, inline and loop locations alike), the trace has no location sample; a
+    location left to TVM (None) falls back to the exact trace."""
+    _, _, sketches = task_spaces[name]
+    rng = np.random.default_rng(5)
+    placed = set()
+    for i, proposal in enumerate(PriorGenerator().generate(sketches, 16, rng)):
+        sketch = sketches[proposal.sketch_index]
+        exact = sketch.apply(proposal.decisions, seed=i + 1)
+        module = sketch.apply(proposal.decisions, seed=i + 1, exact=False)
+        assert tvm_ffi.structural_equal(exact.mod, module.mod)
+        assert sketch.read_decisions(exact.trace) == proposal.decisions
+        assert "SampleComputeLocation" not in [inst.kind.name for inst in module.trace.insts]
+        placed |= {min(d, 0) for d, slot in zip(proposal.decisions, sketch.slots) if slot.kind == LOCATION}
+    assert {-1, 0} <= placed  # root and loop locations were both replayed
+    sketch = sketches[0]
+    where = [i for i, slot in enumerate(sketch.slots) if slot.kind == LOCATION]
+    open_location = [None if i == where[0] else d for i, d in enumerate(sketch.decisions)]
+    kinds = [inst.kind.name for inst in sketch.apply(open_location, exact=False).trace.insts]
+    assert "SampleComputeLocation" in kinds
 
 
 def test_location_scan_is_trusted_only_after_agreeing_with_tvms_probe(task_spaces, monkeypatch):

@@ -172,6 +172,23 @@ def test_rounds_do_not_depend_on_the_threads_that_make_them(llvm_target):
     assert stats.total().refined > 0  # the second rounds refined (in parallel with 2 threads)
 
 
+def test_measured_candidates_carry_the_sketchs_trace(llvm_target):
+    """The pool is made from module traces (``Sketch.apply(exact=False)``); what goes to the builder
+    is replayed exactly: the pool's module, with the sketch's compute-location samples in its trace."""
+    from tvm_tensorgpt.plugin.strategy import TensorGPTSearchStrategy, TuningStats
+
+    stats = TuningStats()
+    strategy = TensorGPTSearchStrategy("prior", stats=stats)
+    context = ms.TuneContext(mod=get_workload("conv2d-resnet").build(), target=llvm_target, space_generator="tensorgpt",
+                             search_strategy=strategy, num_threads=2, rand_state=5)  # fmt: skip
+    strategy.pre_tuning(8, 8, context.generate_design_space(), None, None)
+    batch = strategy.generate_measure_candidates()
+    assert len(batch) == 8 and stats.total().inexact == 0
+    for candidate, chosen in zip(batch, strategy.state.pending):
+        assert "SampleComputeLocation" in [inst.kind.name for inst in candidate.sch.trace.insts]
+        assert strategy.state.sketches[chosen.sketch].read_decisions(candidate.sch.trace) == chosen.decisions
+
+
 def test_pool_keeps_the_search_within_its_time_share():
     """The pool a round may propose is what ``time_share`` of the time so far buys at the task's
     cost per pool slot, between ``min_pool_per_trial`` x the round and ``pool``."""
@@ -206,7 +223,7 @@ def test_repeated_decisions_are_not_realised_again(llvm_target):
             self.made = None
 
         def generate(self, sketches, num, rng):
-            self.made = self.made or PriorGenerator(probe_locations=True).generate(sketches, 2, rng)
+            self.made = self.made or PriorGenerator().generate(sketches, 2, rng)
             return [self.made[i % 2] for i in range(num)]
 
     stats = TuningStats()

@@ -20,14 +20,16 @@ class PriorGenerator(Generator):
     """Uniform over legal tokens at every step, sketches chosen uniformly.
 
     ``filters`` are extra legality masks (e.g. device limits) applied at every step. Compute
-    locations are left to TVM's sampler (decision None), which is uniform over the legal ones;
-    ``probe_locations=True`` decodes them here instead, from the probed legal set (slower).
+    locations are decoded from their legal set (``Sketch.legal_locations``) like every slot, so a
+    proposal is a full decision set (new-or-repeat is known before it is replayed, and it can be
+    realised from a module trace: ``Sketch.apply``); ``tvm_locations=True`` leaves them to TVM's
+    sampler (decision None), uniform over the same set.
     """
 
-    def __init__(self, filters: Sequence[Filter] = (), probe_locations: bool = False,
+    def __init__(self, filters: Sequence[Filter] = (), tvm_locations: bool = False,
                  device_limits: bool = True) -> None:  # fmt: skip
         self.filters = tuple(filters)
-        self.probe_locations = probe_locations
+        self.tvm_locations = tvm_locations
         self.device_limits = device_limits
         self.device: tuple[Filter, ...] = ()
 
@@ -48,7 +50,7 @@ class PriorGenerator(Generator):
         return True
 
     def sample(self, sketch: Sketch, rng: np.random.Generator) -> list[Decision]:
-        state = DecodingState(sketch, self.filters + self.device, tvm_locations=not self.probe_locations)
+        state = DecodingState(sketch, self.filters + self.device, tvm_locations=self.tvm_locations)
         while not state.done:
             legal = state.legal_tokens()
             state.step(legal[int(rng.integers(len(legal)))])

@@ -137,8 +137,8 @@ class DecodingState:
     Slots the language does not model are emitted as ``<unk>`` (one per token of the slot) and
     decode to None, which lets TVM sample them. With ``tvm_locations`` compute-location slots are
     left to TVM the same way: its sampler draws uniformly from the live legal set, which saves the
-    probing ``Sketch.legal_locations`` needs (the prior uses this; a model that scores locations
-    needs the set and leaves it False).
+    replay ``Sketch.legal_locations`` needs, but a decision set with a location left open can only
+    be realised exactly (``Sketch.apply``), at TVM's cost of a trial compute-at per loop.
     """
 
     def __init__(

@@ -18,7 +18,7 @@ import tvm
 import tvm_ffi
 from tvm.ir import IRModule
 from tvm.s_tir import Schedule
-from tvm.s_tir.schedule import Instruction, Trace
+from tvm.s_tir.schedule import Instruction, InstructionKind, LoopRV, SBlockRV, Trace
 
 from ..tvm_glue import TVM_ERRORS
 
@@ -37,8 +37,9 @@ _SLOT_KINDS = {
     "SampleComputeLocation": LOCATION,
 }
 _PROBE_BEYOND = 1 << 20  # a location index past any loop: TVM snaps it to the deepest legal one
-SCAN_CHECKS = 8  # scans of one location structure checked against TVM's probe before it is trusted
+SCAN_CHECKS = 3  # scans of one location structure checked against TVM's probe before it is trusted
 _GET_LOOP_ITER_TYPE = tvm_ffi.get_global_func("s_tir.schedule.GetLoopIterType")
+_GET_CONSUMERS, _GET_LOOPS, _COMPUTE_INLINE = (InstructionKind.get(k) for k in ("GetConsumers", "GetLoops", "ComputeInline"))
 
 
 def is_sampling(inst: Instruction) -> bool:
@@ -99,11 +100,24 @@ class Sketch:
     _positions: list[int] = field(init=False, repr=False)  # where each slot's instruction is in the trace
     # the unscheduled workload: copying it is far cheaper than making a Schedule of ``mod`` (``blank``)
     _schedule: Schedule = field(init=False, repr=False, compare=False)
+    _insts: list[Instruction] = field(init=False, repr=False)
+    # per location slot: positions of the instructions that read the loop it samples
+    _readers: dict[int, list[int]] = field(init=False, repr=False)
+    # per location structure (slot, earlier location decisions): how many consumers the block has
+    # and how many loops the first one sits in (what a module trace's GetConsumers/GetLoops return)
+    _counts: dict[tuple, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._schedule = Schedule(self.mod, seed=1, debug_mask="none", error_render_level="none")
-        self._positions = [i for i, inst in enumerate(self.trace.insts) if is_sampling(inst)]
-        self._sampling = [self.trace.insts[i] for i in self._positions]
+        self._insts = list(self.trace.insts)
+        self._positions = [i for i, inst in enumerate(self._insts) if is_sampling(inst)]
+        self._sampling = [self._insts[i] for i in self._positions]
+        self._readers = {}
+        for slot, position in enumerate(self._positions):
+            if self.slots[slot].kind == LOCATION:
+                loop = self._insts[position].outputs[0]
+                self._readers[slot] = [i for i in range(position + 1, len(self._insts))
+                                       if any(loop.same_as(rv) for rv in self._insts[i].inputs)]  # fmt: skip
 
     @classmethod
     def from_schedule(cls, mod: IRModule, design_space: Schedule) -> Sketch:
@@ -168,8 +182,9 @@ class Sketch:
         block = sch.get_sblock(self.location_blocks[target])
         consumers = sch.get_consumers(block)
         nests = [sch.get_loops(c) for c in consumers]
-        structure = (target, tuple(d for d, slot in zip(decided, self.slots) if slot.kind == LOCATION),
-                     tuple((sch.get(c).name_hint, len(n)) for c, n in zip(consumers, nests)))  # fmt: skip
+        placed = self._placed(target, decided)
+        self._counts[placed] = (len(consumers), len(nests[0]) if nests else 0)
+        structure = (placed, tuple((sch.get(c).name_hint, len(n)) for c, n in zip(consumers, nests)))
         checks = self._scan_checks.get(structure, 0)
         inline = -2 in self.slots[target].choices  # structural: as in the design space
         scanned = _scan_locations(sch, nests, inline) if checks >= 0 else None
@@ -188,36 +203,100 @@ class Sketch:
 
     def replay_to(self, slot: int, decided: Sequence[Decision]) -> Schedule:
         """The sketch replayed with ``decided`` up to (not including) slot ``slot``'s instruction,
-        in one call into TVM. Raises one of ``TVM_ERRORS`` when the decisions cannot be applied."""
-        chosen = {inst: list(value) if isinstance(value, tuple) else value
-                  for inst, value in zip(self._sampling[:slot], decided) if value is not None}  # fmt: skip
+        in one call into TVM (a module trace where it can be: only the module matters here).
+        Raises one of ``TVM_ERRORS`` when the decisions cannot be applied."""
         sch = self.blank()
-        Trace(self.trace.insts[: self._positions[slot]], chosen).apply_to_schedule(sch, remove_postproc=True)
+        self._trace(decided, slot, exact=False).apply_to_schedule(sch, remove_postproc=True)
         return sch
 
-    def apply(self, decisions: Sequence[Decision], seed: int = 1) -> Schedule:
+    def apply(self, decisions: Sequence[Decision], seed: int = 1, exact: bool = True) -> Schedule:
         """Replay the sketch with ``decisions`` (None = let TVM sample) on a fresh schedule.
 
         Postprocessing instructions are dropped; the caller runs the postprocessors. Raises
         one of ``TVM_ERRORS`` when the decisions cannot be applied.
+
+        ``exact=False`` replays a *module trace* where it can: each compute-location sample is
+        replaced by fetching the loop it chose (GetConsumers, GetLoops). The module is the same,
+        at a third of the cost on a convolution: TVM's sampler tries a compute-at on every
+        candidate loop at every replay, decision given or not. Its trace is not the sketch's
+        (mutators and ``read_decisions`` need the sample instructions), so it is for a pool,
+        where only the module counts (hash, features, postprocessors); what is measured and
+        stored is applied exactly.
         """
         if len(decisions) != len(self.slots):
             raise ValueError(f"{len(decisions)} decisions for {len(self.slots)} slots")
-        chosen = {inst: list(value) if isinstance(value, tuple) else value
-                  for inst, value in zip(self._sampling, decisions) if value is not None}  # fmt: skip
         sch = self.blank(seed)
         # one call into TVM, no Python callback per instruction: replays in threads run in parallel
-        Trace(self.trace.insts, chosen).apply_to_schedule(sch, remove_postproc=True)
+        self._trace(decisions, len(self.slots), exact).apply_to_schedule(sch, remove_postproc=True)
         return sch
 
-    def realise(self, decisions: Sequence[Decision], postprocs: Sequence[Any], seed: int = 1) -> Realised:
-        """Apply ``decisions``, then run ``postprocs`` in order as MetaSchedule does.
+    def _trace(self, decisions: Sequence[Decision], slot: int, exact: bool) -> Trace:
+        """The sketch's trace up to slot ``slot``'s instruction (all of it at ``len(slots)``)
+        with ``decisions``; a module trace (see ``apply``) unless ``exact`` or it cannot be made
+        (a location left to TVM, a location's loop read by more than a compute-at)."""
+        end = self._positions[slot] if slot < len(self.slots) else len(self._insts)
+        chosen = {inst: list(value) if isinstance(value, tuple) else value
+                  for inst, value in zip(self._sampling[:slot], decisions) if value is not None}  # fmt: skip
+        insts = None if exact else self._module_insts(decisions, slot, end)
+        return Trace(self._insts[:end] if insts is None else insts, chosen)
+
+    def _module_insts(self, decisions: Sequence[Decision], slot: int, end: int) -> list[Instruction] | None:
+        """The instructions of a module trace up to position ``end`` (see ``apply``), or None."""
+        locations = [s for s in self._readers if s < slot]
+        if not locations:
+            return self._insts[:end]
+        if any(decisions[s] is None for s in locations):
+            return None
+        insts: list[Any] = list(self._insts[:end])
+        for s in locations:
+            position, decision = self._positions[s], int(decisions[s])  # type: ignore[arg-type]
+            block, readers = insts[position].inputs[0], [r for r in self._readers[s] if r < end]
+            if decision >= 0:
+                consumers, loops = self._location_counts(s, decisions)
+                if decision >= loops or not consumers:
+                    return None
+                consumer_rvs, loop_rvs = [SBlockRV() for _ in range(consumers)], [LoopRV() for _ in range(loops)]
+                insts[position] = [Instruction(_GET_CONSUMERS, [block], [], consumer_rvs),
+                                   Instruction(_GET_LOOPS, [consumer_rvs[0]], [], loop_rvs)]  # fmt: skip
+                sampled, chosen = self._insts[position].outputs[0], loop_rvs[decision]
+                for r in readers:
+                    inst = self._insts[r]
+                    inputs = [chosen if sampled.same_as(rv) else rv for rv in inst.inputs]
+                    insts[r] = Instruction(inst.kind, inputs, list(inst.attrs), list(inst.outputs))
+                continue
+            # root (-1) or inline (-2): a compute-at there does nothing or inlines; any other reader
+            # of the sampled loop cannot be written without it
+            if any(self._insts[r].kind.name != "ComputeAt" for r in readers):
+                return None
+            insts[position] = []
+            for r in readers:
+                insts[r] = Instruction(_COMPUTE_INLINE, [block], [], []) if decision == -2 else []
+        return [i for item in insts for i in (item if isinstance(item, list) else [item])]
+
+    def _placed(self, slot: int, decided: Sequence[Decision]) -> tuple:
+        """Location slot ``slot`` and the locations decided before it: what fixes the loops around it."""
+        return slot, tuple(d for d, s in zip(decided[:slot], self.slots) if s.kind == LOCATION)
+
+    def _location_counts(self, slot: int, decided: Sequence[Decision]) -> tuple[int, int]:
+        """Consumers of location slot ``slot``'s block and loops of the first one (recorded by
+        ``legal_locations``, else read off a replay of the prefix once per location structure)."""
+        placed = self._placed(slot, decided)
+        if placed not in self._counts:
+            sch = self.replay_to(slot, decided)
+            consumers = sch.get_consumers(sch.get_sblock(self.location_blocks[slot]))
+            self._counts[placed] = (len(consumers), len(sch.get_loops(consumers[0])) if len(consumers) else 0)
+        return self._counts[placed]
+
+    def realise(self, decisions: Sequence[Decision], postprocs: Sequence[Any], seed: int = 1,
+                exact: bool = True) -> Realised:  # fmt: skip
+        """Apply ``decisions`` (``exact``: see ``apply``), then run ``postprocs`` in order as
+        MetaSchedule does.
 
         The one way a decision set becomes a candidate: the search strategy, the CUDA validity
         check and the validity labels all go through it. Never raises for a schedule TVM rejects.
         """
         try:
-            sch = self.apply(decisions, seed=seed)
+            sch = self.apply(decisions, seed=seed, exact=exact)
         except TVM_ERRORS:
             return Realised(None, 0, False)
         sch.enter_postproc()

@@ -65,6 +65,9 @@ class TaskStats:
     slots: int = 0  # pool slots the rounds asked for (SearchConfig: pool, time share), summed
     pooled: int = 0  # candidates the rounds' pools held for the cost model to rank, summed
     resumed_records: int = 0
+    # chosen candidates whose exact replay gave another module than the pool's module trace (see
+    # ``Sketch.apply``; 0 expected: a decision the sampler would have moved, a seed-dependent slot)
+    inexact: int = 0
     generation_s: float = 0.0  # wall time inside Generator.generate
     # measured candidates per origin: the generator (a mixture's part) that proposed them ("model",
     # "prior"), or "refined from X": a mutation of a measured schedule whose chain of refinements
@@ -155,6 +158,8 @@ class _Candidate:
     decisions: list[Decision] | None
     key: int  # structural hash of the scheduled module
     origin: str  # see TaskStats.measured_from
+    seed: int = 1  # the replay's (TVM samples the slots a decision set leaves open with it)
+    exact: bool = True  # False: made from a module trace (``Sketch.apply``), replayed exactly once chosen
 
     @property
     def refined(self) -> bool:
@@ -340,6 +345,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             self._log(logging.INFO, "TensorGPT: no new valid candidate; the search space looks exhausted")
             return None
         chosen = self._choose(context, state, pool, size)
+        with Profiler.timeit("TensorGPT/Postprocess"):
+            chosen = self._exact(state, stats, chosen)
         state.search_s += time.perf_counter() - started_round
         state.slots += want
         stats.slots += want
@@ -506,20 +513,45 @@ class TensorGPTSearchStrategy(PySearchStrategy):
 
     def _validate(self, proposals: list[Proposal], state: _TaskState, stats: TaskStats, pool: list[_Candidate],
                   seen_now: set[int]) -> None:  # fmt: skip
-        """Realise each new proposal on its sketch (in parallel); keep the new valid schedules."""
+        """Realise each new proposal on its sketch (in parallel, from a module trace: only the
+        module matters until it is chosen, see ``_exact``); keep the new valid schedules."""
         fresh = [p for p in proposals if state.first(p.sketch_index, p.decisions)]
         stats.duplicates += len(proposals) - len(fresh)
         proposals = fresh
         jobs = [(proposal, self._seed()) for proposal in proposals]
         done = self._parallel(lambda job: state.sketches[job[0].sketch_index].realise(job[0].decisions, self.postprocs,
-                                                                                      seed=job[1]), jobs)  # fmt: skip
-        for proposal, realised in zip(proposals, done):
+                                                                                      seed=job[1], exact=False), jobs)  # fmt: skip
+        for (proposal, seed), realised in zip(jobs, done):
             stats.generated += 1
             if not realised.valid:
                 continue
             stats.valid += 1
             self._admit(realised.schedule, state, pool, seen_now, stats, sketch=proposal.sketch_index,
-                        decisions=proposal.decisions, origin=proposal.origin or self.generator.origin)  # fmt: skip
+                        decisions=proposal.decisions, origin=proposal.origin or self.generator.origin, seed=seed,
+                        exact=False)  # fmt: skip
+
+    def _exact(self, state: _TaskState, stats: TaskStats, chosen: list[_Candidate]) -> list[_Candidate]:
+        """``chosen`` with each candidate made from a module trace replayed exactly (in parallel):
+        the trace measured, stored and mutated later is the sketch's. One whose module differs from
+        the pool's is counted (``TaskStats.inexact``) and kept only if valid and new."""
+        redo = [c for c in chosen if not c.exact]
+        done = self._parallel(lambda c: state.sketches[c.sketch].realise(c.decisions, self.postprocs, seed=c.seed), redo)
+        exact = {id(c): realised for c, realised in zip(redo, done)}
+        out: list[_Candidate] = []
+        for c in chosen:
+            realised = exact.get(id(c))
+            if realised is None:
+                out.append(c)
+                continue
+            key = int(tvm_ffi.structural_hash(realised.schedule.mod)) if realised.valid else None
+            if key != c.key:
+                stats.inexact += 1
+                if key is None or key in state.keys or any(key == o.key for o in out):
+                    continue
+            sch = realised.schedule
+            candidate = MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True))
+            out.append(replace(c, candidate=candidate, key=key, exact=True))
+        return out
 
     def _refine(self, state: _TaskState, stats: TaskStats, num: int, pool: list[_Candidate], seen_now: set[int]) -> None:
         """Up to ``num`` neighbours of the best measured schedules: a mutator (drawn by its
