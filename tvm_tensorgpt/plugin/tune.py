@@ -188,7 +188,7 @@ def _tune(
     if isinstance(search, TensorGPTSearchStrategy):
         extra |= {"generator": search.generator.describe(), "generation_s": round(totals.generation_s, 3),
                   "built": totals.built, "ran": totals.ran, "duplicates": totals.duplicates,
-                  "rounds": totals.rounds, "slots": totals.slots, "pooled": totals.pooled,
+                  "rounds": totals.rounds, "slots": totals.slots, "pooled": totals.pooled, "inexact": totals.inexact,
                   "refined": totals.refined, "measured_from": totals.measured_from,
                   "best_from": stats.best_from()}  # fmt: skip
     result = TuneResult(
