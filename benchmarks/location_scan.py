@@ -50,7 +50,7 @@ def check_profile(profile: str, tasks: list[str], samples: int) -> dict:
     for name in tasks:
         sketches = design_sketches(get_task(name).mod, target)
         sets = disagree = 0
-        for proposal in PriorGenerator().generate(sketches, samples, rng):
+        for proposal in PriorGenerator(tvm_locations=False).generate(sketches, samples, rng):
             sketch = sketches[proposal.sketch_index]
             for slot, kind in enumerate(s.kind for s in sketch.slots):
                 if kind != LOCATION:

@@ -81,7 +81,7 @@ def test_decode_rejects_malformed_responses(task_spaces):
 def test_constrained_sampling_is_postproc_valid(task_spaces, name):
     context, _, sketches = task_spaces[name]
     rng = np.random.default_rng(0)
-    generator = PriorGenerator()
+    generator = PriorGenerator(tvm_locations=False)
     postprocs = resolved_postprocs(context)
     assert postprocs, "the target's postprocessors must be applied"
     for i, proposal in enumerate(generator.generate(sketches, 200, rng)):
@@ -105,7 +105,7 @@ def test_probed_compute_locations_are_exactly_legal(task_spaces):
     """Locations decoded from the probed live set are never snapped by TVM."""
     _, _, sketches = task_spaces["conv2d-resnet"]
     rng = np.random.default_rng(2)
-    generator = PriorGenerator()
+    generator = PriorGenerator(tvm_locations=False)
     for i, proposal in enumerate(generator.generate(sketches, 60, rng)):
         sketch = sketches[proposal.sketch_index]
         assert all(d is not None for d in proposal.decisions)
@@ -208,7 +208,7 @@ def test_unmodelled_sampling_instruction_falls_back_to_tvm(llvm_target):
     assert "I_SamplePartitionedTile" in prompt_tokens(sketch)
     state = DecodingState(sketch)
     assert state.legal_tokens() == ["<unk>"]
-    decisions = PriorGenerator().sample(sketch, np.random.default_rng(0))
+    decisions = PriorGenerator(tvm_locations=False).sample(sketch, np.random.default_rng(0))
     assert decisions == [None]
     applied = sketch.apply(decisions, seed=3)
     assert len(applied.get_loops(applied.get_sblock("T_matmul_NN"))) == 4
@@ -268,7 +268,7 @@ def test_location_rule_matches_exhaustive_probing(task_spaces, name):
     _, _, sketches = task_spaces[name]
     rng = np.random.default_rng(3)
     checked = 0
-    for proposal in PriorGenerator().generate(sketches, 12, rng):
+    for proposal in PriorGenerator(tvm_locations=False).generate(sketches, 12, rng):
         sketch = sketches[proposal.sketch_index]
         for index, slot in enumerate(sketch.slots):
             if slot.kind == LOCATION:
@@ -286,7 +286,7 @@ def test_module_trace_makes_the_exact_module(task_spaces, name):
     _, _, sketches = task_spaces[name]
     rng = np.random.default_rng(5)
     placed = set()
-    for i, proposal in enumerate(PriorGenerator().generate(sketches, 16, rng)):
+    for i, proposal in enumerate(PriorGenerator(tvm_locations=False).generate(sketches, 16, rng)):
         sketch = sketches[proposal.sketch_index]
         exact = sketch.apply(proposal.decisions, seed=i + 1)
         module = sketch.apply(proposal.decisions, seed=i + 1, exact=False)
@@ -363,7 +363,7 @@ def test_masked_decoding_respects_the_device_thread_limit():
         _, sketches = _cuda_sketches(workload, "jetson-orin")
         for limit in (1024, 64):
             masked = PriorGenerator(filters=[ThreadLimitFilter(limit)])
-            free = PriorGenerator()
+            free = PriorGenerator(tvm_locations=False)
             over = 0
             for sketch in sketches:
                 if not bound_positions(sketch).threads:
@@ -402,7 +402,7 @@ def test_cuda_prior_is_mostly_valid_with_device_masks():
                 pass
         return ok / 60
 
-    masked, free = valid_share(PriorGenerator()), valid_share(PriorGenerator(device_limits=False))
+    masked, free = valid_share(PriorGenerator(tvm_locations=False)), valid_share(PriorGenerator(device_limits=False))
     assert masked >= 0.9 and masked > 2 * free
 
 

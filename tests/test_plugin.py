@@ -175,10 +175,11 @@ def test_rounds_do_not_depend_on_the_threads_that_make_them(llvm_target):
 def test_measured_candidates_carry_the_sketchs_trace(llvm_target):
     """The pool is made from module traces (``Sketch.apply(exact=False)``); what goes to the builder
     is replayed exactly: the pool's module, with the sketch's compute-location samples in its trace."""
+    from tvm_tensorgpt.generators import PriorGenerator
     from tvm_tensorgpt.plugin.strategy import TensorGPTSearchStrategy, TuningStats
 
     stats = TuningStats()
-    strategy = TensorGPTSearchStrategy("prior", stats=stats)
+    strategy = TensorGPTSearchStrategy(PriorGenerator(tvm_locations=False), stats=stats)  # every location decided
     context = ms.TuneContext(mod=get_workload("conv2d-resnet").build(), target=llvm_target, space_generator="tensorgpt",
                              search_strategy=strategy, num_threads=2, rand_state=5)  # fmt: skip
     strategy.pre_tuning(8, 8, context.generate_design_space(), None, None)
@@ -223,7 +224,7 @@ def test_repeated_decisions_are_not_realised_again(llvm_target):
             self.made = None
 
         def generate(self, sketches, num, rng):
-            self.made = self.made or PriorGenerator().generate(sketches, 2, rng)
+            self.made = self.made or PriorGenerator(tvm_locations=False).generate(sketches, 2, rng)
             return [self.made[i % 2] for i in range(num)]
 
     stats = TuningStats()

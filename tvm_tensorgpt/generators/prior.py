@@ -20,13 +20,13 @@ class PriorGenerator(Generator):
     """Uniform over legal tokens at every step, sketches chosen uniformly.
 
     ``filters`` are extra legality masks (e.g. device limits) applied at every step. Compute
-    locations are decoded from their legal set (``Sketch.legal_locations``) like every slot, so a
-    proposal is a full decision set (new-or-repeat is known before it is replayed, and it can be
-    realised from a module trace: ``Sketch.apply``); ``tvm_locations=True`` leaves them to TVM's
-    sampler (decision None), uniform over the same set.
+    locations are left to TVM's sampler (decision None), which is uniform over the legal ones:
+    decoding them here (``tvm_locations=False``, from ``Sketch.legal_locations``) replays the
+    prefix once per location slot, which costs more than the exact replay saves over a module
+    trace (``Sketch.apply``) on sketches with several location slots.
     """
 
-    def __init__(self, filters: Sequence[Filter] = (), tvm_locations: bool = False,
+    def __init__(self, filters: Sequence[Filter] = (), tvm_locations: bool = True,
                  device_limits: bool = True) -> None:  # fmt: skip
         self.filters = tuple(filters)
         self.tvm_locations = tvm_locations
