@@ -1,4 +1,4 @@
-"""Does the compute-location scan agree with TVM's probe? Every location set of prior samples.
+"""Does the compute-location scan agree with TVM's probe, and a module trace with the exact replay?
 
     python benchmarks/location_scan.py [--profiles amd-zen3-avx2-2c,intel-xeon-native-2c] [--samples 40]
         [--stride 8] [--out benchmarks/results/location_scan.json]
@@ -8,6 +8,8 @@ the loops, without its trial compute-at per loop) for a location structure once 
 TVM's probe ``SCAN_CHECKS`` times. This checks the two against each other on every location slot
 of ``--samples`` prior decision sets of the held-out tasks and every ``--stride``-th training task,
 per profile (the design spaces differ by ISA; CUDA ones sample no compute location), and times both.
+It also replays each sample both ways ``Sketch.apply`` can (exactly, and from a module trace: each
+location sample replaced by fetching the chosen loop) and counts modules that differ, timing both.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import tvm
+import tvm_ffi
 from common import RESULTS, command_line, provenance
 
 from tvm_tensorgpt.data.split import HELDOUT_HOST, HELDOUT_TASKS
@@ -42,16 +45,30 @@ def compare(sketch: Sketch, decided: list, slot: int) -> tuple[bool, float, floa
     return scanned == probed, middle - start, time.perf_counter() - middle, sketch.location_blocks[slot]
 
 
+def replay_both(sketch: Sketch, decisions: list, seed: int) -> tuple[bool, float, float]:
+    """(same module, exact s, module-trace s) of one decision set."""
+    start = time.perf_counter()
+    exact = sketch.apply(decisions, seed=seed)
+    middle = time.perf_counter()
+    module = sketch.apply(decisions, seed=seed, exact=False)
+    return bool(tvm_ffi.structural_equal(exact.mod, module.mod)), middle - start, time.perf_counter() - middle
+
+
 def check_profile(profile: str, tasks: list[str], samples: int) -> dict:
     target = tvm.target.Target(get_profile(profile).target)
     load_tensor_intrinsics(target)
-    out: dict = {"tasks": {}, "sets": 0, "disagree": 0, "scan_s": 0.0, "probe_s": 0.0}
+    out: dict = {"tasks": {}, "sets": 0, "disagree": 0, "scan_s": 0.0, "probe_s": 0.0,
+                 "replays": 0, "module_differs": 0, "exact_s": 0.0, "module_s": 0.0}  # fmt: skip
     rng = np.random.default_rng(1)
     for name in tasks:
         sketches = design_sketches(get_task(name).mod, target)
-        sets = disagree = 0
-        for proposal in PriorGenerator(tvm_locations=False).generate(sketches, samples, rng):
+        sets = disagree = differs = 0
+        for index, proposal in enumerate(PriorGenerator(tvm_locations=False).generate(sketches, samples, rng)):
             sketch = sketches[proposal.sketch_index]
+            same, exact_s, module_s = replay_both(sketch, proposal.decisions, seed=index + 1)
+            differs += not same
+            out["exact_s"] += exact_s
+            out["module_s"] += module_s
             for slot, kind in enumerate(s.kind for s in sketch.slots):
                 if kind != LOCATION:
                     continue
@@ -62,12 +79,14 @@ def check_profile(profile: str, tasks: list[str], samples: int) -> dict:
                 out["probe_s"] += probe_s
                 if not agree:
                     print(f"  {name}: scan and probe disagree on block {block}", flush=True)
-        if sets:
-            out["tasks"][name] = {"sets": sets, "disagree": disagree}
-            print(f"{profile} {name}: {sets} location sets, {disagree} disagree", flush=True)
+        out["tasks"][name] = {"sets": sets, "disagree": disagree, "module_differs": differs}
+        print(f"{profile} {name}: {sets} location sets, {disagree} disagree; {differs} module traces differ", flush=True)
         out["sets"] += sets
         out["disagree"] += disagree
-    out["scan_s"], out["probe_s"] = round(out["scan_s"], 3), round(out["probe_s"], 3)
+        out["replays"] += samples
+        out["module_differs"] += differs
+    for key in ("scan_s", "probe_s", "exact_s", "module_s"):
+        out[key] = round(out[key], 3)
     return out
 
 
@@ -86,7 +105,8 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for profile, res in result["profiles"].items():
         print(f"{profile}: {res['sets']} location sets in {len(res['tasks'])} tasks, {res['disagree']} disagree; "
-              f"scan {res['scan_s']} s, probe {res['probe_s']} s")  # fmt: skip
+              f"scan {res['scan_s']} s, probe {res['probe_s']} s; {res['replays']} decision sets replayed, "
+              f"{res['module_differs']} module traces differ; exact {res['exact_s']} s, module trace {res['module_s']} s")  # fmt: skip
     print(f"wrote {args.out}")
 
 

@@ -1,8 +1,10 @@
 """The search's share of tuning time, per task, side by side for several runs of the harness.
 
-    python benchmarks/search_time.py RUN [RUN ...] [--method tensorgpt] [--out FILE.json]
+    python benchmarks/search_time.py RUN[:METHOD] [RUN[:METHOD] ...] [--method tensorgpt] [--seeds 1,2]
+        [--out FILE.json]
 
-For one method (a row of ``run.py``) in each run folder: per task (its seeds summed), the seconds
+For one method (a row of ``run.py``; ``--method``, or the one named after a run's folder) in each
+run folder: per task (its seeds summed, or those of ``--seeds``), the seconds
 spent searching (``generation``: proposing, realising and refining candidates; ``cost_model``:
 ranking them and learning from the measurements, as ``run.py`` splits MetaSchedule's Profiler) and
 their share of the cells' wall time, and per pool slot the rounds asked for; over the tasks, the sums and the share of the summed wall
@@ -20,12 +22,12 @@ from pathlib import Path
 from common import command_line, provenance, read_cells
 
 
-def split(run: Path, method: str) -> dict:
-    """Per task (summed over its seeds) and over all tasks: search seconds, cost-model seconds,
-    wall, share."""
+def split(run: Path, method: str, seeds: set[int] | None = None) -> dict:
+    """Per task (summed over its seeds, or ``seeds``) and over all tasks: search seconds,
+    cost-model seconds, wall, share."""
     tasks: dict[str, dict] = {}
     for cell in read_cells(run / "results.jsonl").values():
-        if cell["method"] != method:
+        if cell["method"] != method or (seeds is not None and cell["seed"] not in seeds):
             continue
         task = tasks.setdefault(cell["task"], {"generation": 0.0, "cost_model": 0.0, "wall": 0.0, "cells": 0,
                                                "slots": 0})  # fmt: skip
@@ -63,14 +65,20 @@ def table(runs: dict[str, dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", help="run folders of benchmarks/run.py")
-    parser.add_argument("--method", default="tensorgpt")
+    parser.add_argument("runs", nargs="+", help="run folders of benchmarks/run.py, each optionally :METHOD")
+    parser.add_argument("--method", default="tensorgpt", help="the row to read where a run names none")
+    parser.add_argument("--seeds", help="only these seeds (comma-separated); default all")
     parser.add_argument("--out", help="also write the numbers here (JSON)")
     args = parser.parse_args()
-    runs = {Path(r).name: split(Path(r), args.method) for r in args.runs}
+    seeds = {int(s) for s in args.seeds.split(",")} if args.seeds else None
+    runs = {}
+    for spec in args.runs:
+        folder, _, method = spec.partition(":")
+        name = Path(folder).name + (f" {method}" if method else "")
+        runs[name] = split(Path(folder), method or args.method, seeds) | {"method": method or args.method}
     print(table(runs))
     if args.out:
-        result = provenance(command_line()) | {"method": args.method, "runs": runs}
+        result = provenance(command_line()) | {"seeds": sorted(seeds) if seeds else "all", "runs": runs}
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
 

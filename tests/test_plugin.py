@@ -5,6 +5,7 @@ import logging
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import tvm
 import tvm_ffi
@@ -188,6 +189,28 @@ def test_measured_candidates_carry_the_sketchs_trace(llvm_target):
     for candidate, chosen in zip(batch, strategy.state.pending):
         assert "SampleComputeLocation" in [inst.kind.name for inst in candidate.sch.trace.insts]
         assert strategy.state.sketches[chosen.sketch].read_decisions(candidate.sch.trace) == chosen.decisions
+
+
+def test_parallel_mutations_reach_the_pool(llvm_target):
+    """MutateParallel changes an annotation, not a decision: its children repeat their parent's
+    decisions and must not be dropped as repeats before their module is hashed."""
+    from tvm.s_tir.meta_schedule.mutator import MutateParallel
+    from tvm.s_tir.meta_schedule.runner import RunnerResult
+
+    from tvm_tensorgpt.generators import PriorGenerator
+    from tvm_tensorgpt.plugin.strategy import TaskStats, TensorGPTSearchStrategy
+
+    strategy = TensorGPTSearchStrategy(PriorGenerator(tvm_locations=False))  # parents with every decision known
+    context = ms.TuneContext(mod=get_workload("conv2d-resnet").build(), target=llvm_target, space_generator="tensorgpt",
+                             search_strategy=strategy, num_threads=1, rand_state=11)  # fmt: skip
+    strategy.pre_tuning(16, 8, context.generate_design_space(), None, None)
+    batch = strategy.generate_measure_candidates()
+    strategy.notify_runner_results(batch, [RunnerResult([1e-3 * (i + 1)], None) for i in range(len(batch))])
+    strategy.mutators = ([m for m in strategy.mutators[0] if isinstance(m, MutateParallel)], np.ones(1))
+    pool = []
+    strategy._refine(strategy.state, TaskStats(), 8, pool, set())
+    parents = {int(tvm_ffi.structural_hash(c.sch.mod)) for c in batch}
+    assert pool and all(c.refined and c.key not in parents for c in pool)
 
 
 def test_pool_keeps_the_search_within_its_time_share():

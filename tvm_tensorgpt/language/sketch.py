@@ -101,8 +101,9 @@ class Sketch:
     # the unscheduled workload: copying it is far cheaper than making a Schedule of ``mod`` (``blank``)
     _schedule: Schedule = field(init=False, repr=False, compare=False)
     _insts: list[Instruction] = field(init=False, repr=False)
-    # per location slot: positions of the instructions that read the loop it samples
-    _readers: dict[int, list[int]] = field(init=False, repr=False)
+    # per location slot: positions of the instructions that read the loop it samples (None: one
+    # samples from it, and no module trace is made)
+    _readers: dict[int, list[int] | None] = field(init=False, repr=False)
     # per location structure (slot, earlier location decisions): how many consumers the block has
     # and how many loops the first one sits in (what a module trace's GetConsumers/GetLoops return)
     _counts: dict[tuple, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
@@ -116,8 +117,10 @@ class Sketch:
         for slot, position in enumerate(self._positions):
             if self.slots[slot].kind == LOCATION:
                 loop = self._insts[position].outputs[0]
-                self._readers[slot] = [i for i in range(position + 1, len(self._insts))
-                                       if any(loop.same_as(rv) for rv in self._insts[i].inputs)]  # fmt: skip
+                readers = [i for i in range(position + 1, len(self._insts))
+                           if any(loop.same_as(rv) for rv in self._insts[i].inputs)]  # fmt: skip
+                # a sampling reader would lose its decision (decisions are keyed by instruction)
+                self._readers[slot] = None if any(is_sampling(self._insts[i]) for i in readers) else readers
 
     @classmethod
     def from_schedule(cls, mod: IRModule, design_space: Schedule) -> Sketch:
@@ -206,7 +209,7 @@ class Sketch:
         in one call into TVM (a module trace where it can be: only the module matters here).
         Raises one of ``TVM_ERRORS`` when the decisions cannot be applied."""
         sch = self.blank()
-        self._trace(decided, slot, exact=False).apply_to_schedule(sch, remove_postproc=True)
+        self._trace(decided, slot, exact=False)[0].apply_to_schedule(sch, remove_postproc=True)
         return sch
 
     def apply(self, decisions: Sequence[Decision], seed: int = 1, exact: bool = True) -> Schedule:
@@ -223,34 +226,40 @@ class Sketch:
         where only the module counts (hash, features, postprocessors); what is measured and
         stored is applied exactly.
         """
+        return self._apply(decisions, seed, exact)[0]
+
+    def _apply(self, decisions: Sequence[Decision], seed: int, exact: bool) -> tuple[Schedule, bool]:
+        """``apply``, and whether the replay was exact (a module trace cannot always be made)."""
         if len(decisions) != len(self.slots):
             raise ValueError(f"{len(decisions)} decisions for {len(self.slots)} slots")
         sch = self.blank(seed)
+        trace, exact = self._trace(decisions, len(self.slots), exact)
         # one call into TVM, no Python callback per instruction: replays in threads run in parallel
-        self._trace(decisions, len(self.slots), exact).apply_to_schedule(sch, remove_postproc=True)
-        return sch
+        trace.apply_to_schedule(sch, remove_postproc=True)
+        return sch, exact
 
-    def _trace(self, decisions: Sequence[Decision], slot: int, exact: bool) -> Trace:
+    def _trace(self, decisions: Sequence[Decision], slot: int, exact: bool) -> tuple[Trace, bool]:
         """The sketch's trace up to slot ``slot``'s instruction (all of it at ``len(slots)``)
-        with ``decisions``; a module trace (see ``apply``) unless ``exact`` or it cannot be made
-        (a location left to TVM, a location's loop read by more than a compute-at)."""
+        with ``decisions``, and whether it is the exact one: a module trace (see ``apply``) unless
+        ``exact`` or it cannot be made (a location left to TVM, its loop read by more than a
+        compute-at)."""
         end = self._positions[slot] if slot < len(self.slots) else len(self._insts)
         chosen = {inst: list(value) if isinstance(value, tuple) else value
                   for inst, value in zip(self._sampling[:slot], decisions) if value is not None}  # fmt: skip
         insts = None if exact else self._module_insts(decisions, slot, end)
-        return Trace(self._insts[:end] if insts is None else insts, chosen)
+        return Trace(self._insts[:end] if insts is None else insts, chosen), insts is None
 
     def _module_insts(self, decisions: Sequence[Decision], slot: int, end: int) -> list[Instruction] | None:
         """The instructions of a module trace up to position ``end`` (see ``apply``), or None."""
         locations = [s for s in self._readers if s < slot]
         if not locations:
             return self._insts[:end]
-        if any(decisions[s] is None for s in locations):
+        if any(decisions[s] is None or self._readers[s] is None for s in locations):
             return None
         insts: list[Any] = list(self._insts[:end])
         for s in locations:
             position, decision = self._positions[s], int(decisions[s])  # type: ignore[arg-type]
-            block, readers = insts[position].inputs[0], [r for r in self._readers[s] if r < end]
+            block, readers = insts[position].inputs[0], [r for r in self._readers[s] or () if r < end]
             if decision >= 0:
                 consumers, loops = self._location_counts(s, decisions)
                 if decision >= loops or not consumers:
@@ -296,7 +305,7 @@ class Sketch:
         check and the validity labels all go through it. Never raises for a schedule TVM rejects.
         """
         try:
-            sch = self.apply(decisions, seed=seed, exact=exact)
+            sch, exact = self._apply(decisions, seed, exact)
         except TVM_ERRORS:
             return Realised(None, 0, False)
         sch.enter_postproc()
@@ -308,17 +317,19 @@ class Sketch:
                 passed += 1
         except TVM_ERRORS:
             pass
-        return Realised(sch, passed, passed == len(postprocs))
+        return Realised(sch, passed, passed == len(postprocs), exact)
 
 
 @dataclass(frozen=True)
 class Realised:
     """How far a decision set got: applied (``schedule`` not None), through ``passed``
-    postprocessors, ``valid`` when every one accepted it."""
+    postprocessors, ``valid`` when every one accepted it; ``exact`` unless its schedule was made
+    from a module trace (``Sketch.apply``)."""
 
     schedule: Schedule | None
     passed: int
     valid: bool
+    exact: bool = True
 
 
 def _analyse(

@@ -29,6 +29,7 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir import Schedule
 from tvm.s_tir.schedule import Trace
 from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+from tvm.s_tir.meta_schedule.mutator import MutateParallel
 from tvm.s_tir.meta_schedule.profiler import Profiler
 from tvm.s_tir.meta_schedule.runner import RunnerResult
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy, SearchStrategy
@@ -135,7 +136,8 @@ class SearchConfig:
     proposes ``min_pool_per_trial`` x n). Off by default: on 2 cores a fixed pool of 256 takes
     ~25 % of the wall time, and a 10 % share (pools of ~64) cost 8.5 % in tuned latency at 64
     trials (docs/benchmarks.md, "seventh run") — per trial, a large pool ranked by the cost model
-    is worth its time; pools of 512 gained nothing over 256 ("twelfth run").
+    is worth its time; pools of 512 gained nothing over 256 ("twelfth run"), pools of 128 lost
+    2.5 % for a 16 % share ("fourteenth run").
     """
 
     pool: int = 256
@@ -528,7 +530,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             stats.valid += 1
             self._admit(realised.schedule, state, pool, seen_now, stats, sketch=proposal.sketch_index,
                         decisions=proposal.decisions, origin=proposal.origin or self.generator.origin, seed=seed,
-                        exact=False)  # fmt: skip
+                        exact=realised.exact)  # fmt: skip
 
     def _exact(self, state: _TaskState, stats: TaskStats, chosen: list[_Candidate]) -> list[_Candidate]:
         """``chosen`` with each candidate made from a module trace replayed exactly (in parallel):
@@ -557,7 +559,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         """Up to ``num`` neighbours of the best measured schedules: a mutator (drawn by its
         probability) applied to a parent's trace, replayed and postprocessed as MetaSchedule's
         evolutionary search does. Children keep their parent's sketch (mutators keep the structure);
-        a child whose decisions were realised before is dropped before it is replayed."""
+        a child whose decisions were realised before is dropped before it is replayed, except a
+        ``MutateParallel`` child: that mutator rewrites an annotation, not a decision, so its child
+        repeats its parent's decisions and only the module's hash (``_admit``) tells a repeat."""
         mutators, weights = self.mutators
         parents = state.best(self.search.refine_top)
         if not num or not mutators or not parents:
@@ -574,7 +578,7 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                 if trace is None:
                     continue
                 decisions = self._decisions(state, parent.sketch, trace)
-                if state.first(parent.sketch, decisions):
+                if isinstance(mutator, MutateParallel) or state.first(parent.sketch, decisions):
                     jobs.append((parent, trace, decisions, self._seed()))
                 else:
                     stats.duplicates += 1
