@@ -81,7 +81,7 @@ def test_decode_rejects_malformed_responses(task_spaces):
 def test_constrained_sampling_is_postproc_valid(task_spaces, name):
     context, _, sketches = task_spaces[name]
     rng = np.random.default_rng(0)
-    generator = PriorGenerator(tvm_locations=False)
+    generator = PriorGenerator()
     postprocs = resolved_postprocs(context)
     assert postprocs, "the target's postprocessors must be applied"
     for i, proposal in enumerate(generator.generate(sketches, 200, rng)):
@@ -208,7 +208,7 @@ def test_unmodelled_sampling_instruction_falls_back_to_tvm(llvm_target):
     assert "I_SamplePartitionedTile" in prompt_tokens(sketch)
     state = DecodingState(sketch)
     assert state.legal_tokens() == ["<unk>"]
-    decisions = PriorGenerator(tvm_locations=False).sample(sketch, np.random.default_rng(0))
+    decisions = PriorGenerator().sample(sketch, np.random.default_rng(0))
     assert decisions == [None]
     applied = sketch.apply(decisions, seed=3)
     assert len(applied.get_loops(applied.get_sblock("T_matmul_NN"))) == 4
@@ -364,7 +364,7 @@ def test_masked_decoding_respects_the_device_thread_limit():
         _, sketches = _cuda_sketches(workload, "jetson-orin")
         for limit in (1024, 64):
             masked = PriorGenerator(filters=[ThreadLimitFilter(limit)])
-            free = PriorGenerator(tvm_locations=False)
+            free = PriorGenerator()
             over = 0
             for sketch in sketches:
                 if not bound_positions(sketch).threads:
@@ -403,7 +403,7 @@ def test_cuda_prior_is_mostly_valid_with_device_masks():
                 pass
         return ok / 60
 
-    masked, free = valid_share(PriorGenerator(tvm_locations=False)), valid_share(PriorGenerator(device_limits=False))
+    masked, free = valid_share(PriorGenerator()), valid_share(PriorGenerator(device_limits=False))
     assert masked >= 0.9 and masked > 2 * free
 
 
