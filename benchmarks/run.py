@@ -22,6 +22,8 @@ strategy with the same pretrained cost model and one generator each: ``prior`` (
 decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the prior, per sequence),
 ``tensorgpt-pool256`` (the same, its fixed pool of 256 candidates a round named explicitly),
 ``tensorgpt-pool512`` / ``tensorgpt-pool128`` (the same with pools of 512 / 128),
+``tensorgpt-carry75`` (pools of 256, three quarters of them carried over from the last round's
+unchosen best after the first round: ``SearchConfig.carry``),
 ``tensorgpt-share10`` (the same with each round's pool sized to keep the search within 10 % of the
 tuning time, ``SearchConfig.time_share``), ``tensorgpt-adapt4`` (the same checkpoint adapting to
 each task's measurements as it tunes: 4 SFT steps a round, ``AdaptConfig``), ``tensorgpt-mix``
@@ -93,6 +95,7 @@ METHODS = {
     "tensorgpt-share10": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=0.1)),
     "tensorgpt-pool512": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=512)),
     "tensorgpt-pool128": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=128)),
+    "tensorgpt-carry75": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(carry=0.75)),
     "tensorgpt-adapt4": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", adapt=4),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
     "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="retrained"),

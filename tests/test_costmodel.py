@@ -107,6 +107,26 @@ def test_predictions_are_warm_and_learn_from_measurements(tiny_cost_model, task_
     assert np.corrcoef(ranks_after, np.arange(len(candidates)))[0, 1] > 0.8  # fastest ranked first
 
 
+def test_features_are_extracted_once_per_module(tiny_cost_model, task_spaces, monkeypatch):
+    """A candidate scored again (a carried pool) or learnt from after it was scored takes its
+    features from the cache: the same numbers, no second lowering."""
+    from tvm_tensorgpt.costmodel import model as cost_model_module
+    from tvm_tensorgpt.costmodel.features import candidate_features
+
+    model = TensorGPTCostModel(tiny_cost_model)
+    context, candidates = _pool(task_spaces)
+    fresh = candidate_features(context, candidates, model.device_vector(context.target))
+    assert np.array_equal(model.features(context, candidates[:8]), fresh[:8])
+    extracted = []
+    real = cost_model_module.candidate_features
+    monkeypatch.setattr(cost_model_module, "candidate_features",
+                        lambda ctx, cands, hw: extracted.append(len(cands)) or real(ctx, cands, hw))  # fmt: skip
+    assert np.array_equal(model.features(context, candidates[::-1]), fresh[::-1])
+    assert extracted == [4]  # only the four it had not seen
+    model.update(context, candidates[:2], [RunnerResult([1e-3], None)] * 2)
+    assert extracted == [4]
+
+
 def test_unprofiled_device_scores_as_the_mean_device_and_profiled_ones_name_their_neighbour(tiny_cost_model):
     model = TensorGPTCostModel(tiny_cost_model)
     said: list[str] = []

@@ -66,6 +66,28 @@ def test_prompt_decoder_equals_teacher_forcing(variant):
     assert torch.allclose(decoder.logits(torch.tensor([9, 3])), decoded[-1][:, [9, 3]])
 
 
+def test_prompt_decoder_reuses_a_prompt_until_the_weights_change():
+    """A prompt asked for again (every round of a tune) is not run again; a training step (an
+    adapting generator's) makes the next decoder run it with the new weights."""
+    from tvm_tensorgpt.model.decoder import _PROMPTS, PromptDecoder
+
+    net = expert_net()
+    prompt, hardware, workload = torch.randint(7, TINY.vocab_size, (9,)).tolist(), torch.randn(24), torch.randn(12)
+    everything = torch.arange(TINY.vocab_size)
+    before = PromptDecoder(net, prompt, hardware, workload, None, 2, 3).logits(everything)
+    assert len(_PROMPTS[net]) == 1
+    assert torch.equal(PromptDecoder(net, prompt, hardware, workload, None, 2, 3).logits(everything), before)
+    assert len(_PROMPTS[net]) == 1
+    optimizer = torch.optim.AdamW(net.parameters(), lr=0.05)
+    logits, _ = net(torch.tensor([prompt]), torch.ones(1, 9, dtype=torch.long), hardware[None], workload=workload[None])
+    logits[0, -1, 7].backward()
+    optimizer.step()
+    after = PromptDecoder(net, prompt, hardware, workload, None, 2, 3).logits(everything)
+    with torch.no_grad():
+        fresh, _ = net(torch.tensor([prompt]), torch.ones(1, 9, dtype=torch.long), hardware[None], workload=workload[None])
+    assert not torch.allclose(after, before) and torch.allclose(after[0], fresh[0, -1], atol=1e-5)
+
+
 def test_left_padding_does_not_change_a_sequence():
     net = tiny_net()
     ids = torch.randint(7, TINY.vocab_size, (1, 6))

@@ -233,6 +233,31 @@ def test_pool_keeps_the_search_within_its_time_share():
     assert fixed._pool_size(_TaskState(64, 16, [], cost_model=None), 16) == 16  # no ranking: the pool is the round
 
 
+def test_unchosen_candidates_are_carried_to_the_next_round(llvm_target):
+    """With ``carry``, a round keeps the best-ranked candidates the last one left unchosen and makes
+    only the rest of its pool anew; nothing is sent to measure twice."""
+    from tvm.s_tir.meta_schedule.cost_model import CostModel
+    from tvm.s_tir.meta_schedule.runner import RunnerResult
+
+    from tvm_tensorgpt.plugin.strategy import SearchConfig, TensorGPTSearchStrategy, TuningStats
+
+    stats = TuningStats()
+    strategy = TensorGPTSearchStrategy("prior", search=SearchConfig(pool=32, carry=0.75), stats=stats)
+    context = ms.TuneContext(mod=get_workload("matmul-128").build(), target=llvm_target, space_generator="tensorgpt",
+                             search_strategy=strategy, num_threads=1, rand_state=2)  # fmt: skip
+    strategy.pre_tuning(24, 8, context.generate_design_space(), None, CostModel.create("tensorgpt"))
+    first = strategy.generate_measure_candidates()
+    carried = [c.key for c in strategy.state.carried]
+    assert len(first) == 8 and len(carried) == stats.total().pooled - 8 >= 24
+    strategy.notify_runner_results(first, [RunnerResult([1e-3], None) for _ in first])
+    second = strategy.generate_measure_candidates()
+    total = stats.total()
+    assert total.slots == 32 + 8  # the second round made 8 anew beside the 24 best carried
+    assert total.pooled > 32 + 24 and len(second) == 8
+    sent = [int(tvm_ffi.structural_hash(c.sch.mod)) for c in first + second]
+    assert len(set(sent)) == 16 and set(sent[8:]) & set(carried[:24])  # carried ones won places
+
+
 def test_repeated_decisions_are_not_realised_again(llvm_target):
     """A decision set proposed again (in one round or a later one) is counted as a duplicate
     before it is replayed; only new ones are realised and counted as generated. (One that leaves a

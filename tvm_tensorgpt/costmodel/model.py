@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from tvm.target import Target
 from ..hardware import ProfileError, Standardizer, profile_from_target
 from ..hardware.vector import cosine_similarity
 from ..tvm_glue import mean_latency
-from .features import LAYOUT, candidate_features
+from .features import FEATURE_DIM, LAYOUT, candidate_features
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,12 @@ class TensorGPTCostModel(PyCostModel):
 
     ``path`` is a cost-model folder (default: the one bundled in the package). ``num_tuning_cores``
     and ``tree_method`` are what MetaSchedule passes every cost model; they are accepted and unused.
+    Features are kept for the last ``FEATURE_CACHE`` modules scored (by structural hash): a search
+    that ranks a candidate again (the strategy's carried pool, a re-scored population) or learns
+    from one it ranked pays for the lowering once.
     """
+
+    FEATURE_CACHE = 8192  # modules (about 2 KB of features each)
 
     def __init__(self, path: str | Path = DEFAULT_COST_MODEL, residual: ResidualConfig = ResidualConfig(),
                  num_tuning_cores: Any = None, tree_method: Any = None) -> None:  # fmt: skip
@@ -121,6 +127,7 @@ class TensorGPTCostModel(PyCostModel):
         self.residual = residual
         self.tasks: dict[int, _Task] = {}
         self._devices: dict[str, np.ndarray] = {}
+        self._features: OrderedDict[tuple[int, str], np.ndarray] = OrderedDict()
 
     # --- the CostModel interface ----------------------------------------------------------
     def load(self, path: str) -> None:
@@ -152,7 +159,20 @@ class TensorGPTCostModel(PyCostModel):
 
     # --- helpers ----------------------------------------------------------------------------
     def features(self, context: TuneContext, candidates: list[MeasureCandidate]) -> np.ndarray:
-        return candidate_features(context, candidates, self.device_vector(context.target))
+        """Each candidate's features: from the cache, or extracted (all the missing ones in one call)."""
+        target = str(context.target)
+        keys = [(int(tvm_ffi.structural_hash(c.sch.mod)), target) for c in candidates]
+        rows = {key: self._features[key] for key in keys if key in self._features}
+        missing = {key: c for key, c in zip(keys, candidates) if key not in rows}
+        if missing:
+            rows.update(zip(missing, candidate_features(context, list(missing.values()),
+                                                        self.device_vector(context.target))))  # fmt: skip
+        for key, row in rows.items():
+            self._features[key] = row
+            self._features.move_to_end(key)
+        while len(self._features) > self.FEATURE_CACHE:
+            self._features.popitem(last=False)
+        return np.stack([rows[key] for key in keys]) if keys else np.zeros((0, FEATURE_DIM), dtype=np.float32)
 
     def device_vector(self, target: Target) -> np.ndarray:
         """The target's standardized hardware vector (the mean device where no profile describes

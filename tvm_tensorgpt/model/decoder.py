@@ -14,20 +14,75 @@ features, i.e. the expert gates:
   slot holds one distinct history, and a history that branches is copied into a new slot;
 - the experts are folded into the projection weights for the shared gates
   (``TensorGPTNetwork.merged_projection``), one matrix product per projection;
-- logits are computed only for the vocabulary ids asked for (the legal tokens of the step).
+- logits are computed only for the vocabulary ids asked for (the legal tokens of the step);
+- the prompt's keys, values and merged weights are kept for the last few prompts per network
+  (``_PROMPTS``): a tune asks for the same sketch's prompt every round.
 
 The results equal the general path up to float rounding (``tests/test_model.py`` checks it).
 """
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from torch.nn import functional as F
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from .network import TensorGPTNetwork
+
+
+@dataclass(frozen=True)
+class _Prompt:
+    """What every row of a prompt shares: its last logits, its keys and values per layer, and the
+    projection weights with the experts folded in for its gates."""
+
+    logits: torch.Tensor  # (1, V)
+    kv: list[tuple[torch.Tensor, torch.Tensor]]  # per layer: (heads, prefix + prompt, d) keys, values
+    layers: list[tuple[torch.nn.Module, dict[str, tuple[torch.Tensor, torch.Tensor | None]]]]
+
+
+PROMPT_CACHE = 32  # prompts kept per network: a tune's sketches, each round
+_PROMPTS: weakref.WeakKeyDictionary[TensorGPTNetwork, OrderedDict[tuple, _Prompt]] = weakref.WeakKeyDictionary()
+
+
+def _weights_version(net: TensorGPTNetwork) -> int:
+    """Changes whenever a parameter is modified in place (training steps, loading a state dict)."""
+    return sum(p._version for p in net.parameters())
+
+
+@torch.no_grad()
+def _run_prompt(net: TensorGPTNetwork, prompt: Sequence[int], hardware: torch.Tensor | None,
+                workload: torch.Tensor | None, gates: torch.Tensor | None) -> _Prompt:  # fmt: skip
+    """The prompt run once by ``TensorGPTNetwork.forward`` (cached per weights and conditioning)."""
+    key = (_weights_version(net), tuple(prompt),
+           *(None if t is None else (tuple(t.shape), t.numpy().tobytes()) for t in (hardware, workload, gates)))  # fmt: skip
+    cache = _PROMPTS.setdefault(net, OrderedDict())
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    ids = torch.tensor([list(prompt)])
+    hardware = None if hardware is None else hardware[None]
+    workload = None if workload is None else workload[None]
+    fixed = None if gates is None else gates.reshape(1, -1)
+    logits, kv = net(ids, torch.ones_like(ids), hardware, workload=workload, gates=fixed)
+    if net.config.experts and fixed is None:
+        fixed = net.gates(hardware, workload, 1)
+    shared = None if fixed is None else fixed[0]
+    model = net.causal_lm().model
+    layers = [
+        (layer, {name: net.merged_projection(module, shared) for part in (layer.self_attn, layer.mlp)
+                 for name, module in part.named_children() if name.endswith("_proj")})
+        for layer in model.layers
+    ]  # fmt: skip
+    assert kv is not None
+    cache[key] = _Prompt(logits[:, -1], [(layer.keys[0], layer.values[0]) for layer in kv.layers], layers)
+    while len(cache) > PROMPT_CACHE:
+        cache.popitem(last=False)
+    return cache[key]
 
 
 class PromptDecoder:
@@ -49,24 +104,12 @@ class PromptDecoder:
         rows: int,
         steps: int,
     ) -> None:
-        ids = torch.tensor([list(prompt)])
-        hardware = None if hardware is None else hardware[None]
-        workload = None if workload is None else workload[None]
-        fixed = None if gates is None else gates.reshape(1, -1)
-        logits, cache = net(ids, torch.ones_like(ids), hardware, workload=workload, gates=fixed)
-        if net.config.experts and fixed is None:
-            fixed = net.gates(hardware, workload, 1)
-        shared = None if fixed is None else fixed[0]
+        shared = _run_prompt(net, prompt, hardware, workload, gates)
         lm = net.causal_lm()
         self._model = lm.model
         self._head = lm.lm_head
-        self._layers = [
-            (layer, {name: net.merged_projection(module, shared) for part in (layer.self_attn, layer.mlp)
-                     for name, module in part.named_children() if name.endswith("_proj")})
-            for layer in self._model.layers
-        ]  # fmt: skip
-        assert cache is not None
-        self._prompt = [(layer.keys[0], layer.values[0]) for layer in cache.layers]  # (heads, prefix + prompt, d)
+        self._layers = shared.layers
+        self._prompt = shared.kv  # (heads, prefix + prompt, d) per layer
         heads, _, dim = self._prompt[0][0].shape
         self._heads, self._dim = heads, dim
         self._scale = dim**-0.5
@@ -78,7 +121,7 @@ class PromptDecoder:
         self._slots = 1  # slots in use: 0 .. _slots - 1
         self._fed = 0
         self._position = len(prompt)  # RoPE position of the next token (the prefix takes none)
-        self._last = logits[:, -1]  # (1, V) after the prompt; final hidden states per slot once fed
+        self._last = shared.logits  # (1, V) after the prompt; final hidden states per slot once fed
 
     @torch.no_grad()
     def logits(self, ids: torch.Tensor) -> torch.Tensor:

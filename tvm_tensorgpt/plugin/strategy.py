@@ -63,7 +63,7 @@ class TaskStats:
     built: int = 0
     ran: int = 0
     rounds: int = 0
-    slots: int = 0  # pool slots the rounds asked for (SearchConfig: pool, time share), summed
+    slots: int = 0  # pool slots the rounds made anew (SearchConfig: pool, carry, time share), summed
     pooled: int = 0  # candidates the rounds' pools held for the cost model to rank, summed
     resumed_records: int = 0
     # chosen candidates whose exact replay gave another module than the pool's module trace (see
@@ -118,11 +118,14 @@ class SearchConfig:
     """How a round is chosen.
 
     ``pool`` candidates are proposed: the generator's, plus neighbours of the best measured
-    schedules (MetaSchedule's mutators: tile sizes first), whose share of the pool grows from
+    schedules (MetaSchedule's mutators: tile sizes first), whose share of the new ones grows from
     ``refine_share[0]`` in the first round to ``refine_share[1]`` in the last. The generator's share
     goes to the sketches whose measurements were best (``sketch_mix`` of it stays uniform). The
     tuning's cost model ranks the pool; the best go to the builder, except an ``epsilon`` share
     drawn at random from the rest (exploration). Without a cost model the pool is the round.
+    Up to ``carry`` of a pool are the best-ranked candidates a round left unchosen, ranked again
+    with what was measured since: they cost no replay, and no features with the TensorGPT cost
+    model (it keeps them), so a round makes only the rest of its pool anew.
     ``prior_share`` of the generator's proposals come from the uniform prior (a
     ``MixtureGenerator``), so a generator worse than uniform cannot drag the search below it;
     a generator that mixes the prior in per token (``SamplingConfig.prior_mix``) is left alone.
@@ -141,6 +144,7 @@ class SearchConfig:
     """
 
     pool: int = 256
+    carry: float = 0.0
     pool_per_trial: int = 64
     time_share: float | None = None
     min_pool_per_trial: int = 4
@@ -190,12 +194,13 @@ class _TaskState:
         # replaying it (a refinement batch repeats most of its mutations)
         self.decided: set[tuple] = set()
         self.search_s = 0.0  # time spent making rounds
-        self.slots = 0  # pool slots asked for so far (the search's time grows with them)
+        self.slots = 0  # pool slots made anew so far (the search's time grows with them)
         self.measure_s = 0.0  # time from handing a round over to its results coming back
         self.timed = 0  # candidates measured in that time (resumed records are not)
         self.sent_at: float | None = None
         self.measured: list[_Measured] = []
         self.pending: list[_Candidate] = []
+        self.carried: list[_Candidate] = []  # the last pool's unchosen candidates, best-ranked first
 
     def best(self, top: int) -> list[_Measured]:
         return sorted((m for m in self.measured if np.isfinite(m.latency)), key=lambda m: m.latency)[:top]
@@ -327,11 +332,12 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         started_round = time.perf_counter()
         size = min(state.per_iter, state.max_trials - state.trials)
         want = self._pool_size(state, size)
+        pool = state.carried[: int(want * self.search.carry)]
+        seen_now = {c.key for c in pool}
+        new = want - len(pool)  # the pool slots this round makes anew
         progress = state.trials / max(1, state.max_trials - state.per_iter)
         low, high = self.search.refine_share
-        refine = int(want * (low + (high - low) * min(1.0, progress))) if state.best(1) else 0
-        pool: list[_Candidate] = []
-        seen_now: set[int] = set()
+        refine = int(new * (low + (high - low) * min(1.0, progress))) if state.best(1) else 0
         with Profiler.timeit("TensorGPT/Refine"):
             self._refine(state, stats, refine, pool, seen_now)
         for _ in range(4):  # a few tries when duplicates or invalid candidates thin a round out
@@ -350,8 +356,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         with Profiler.timeit("TensorGPT/Postprocess"):
             chosen = self._exact(state, stats, chosen)
         state.search_s += time.perf_counter() - started_round
-        state.slots += want
-        stats.slots += want
+        state.slots += new
+        stats.slots += new
         stats.pooled += len(pool)
         state.sent_at = time.perf_counter()
         state.trials += len(chosen)
@@ -607,7 +613,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         return len(pool) - before
 
     def _choose(self, context: "TuneContext", state: _TaskState, pool: list[_Candidate], size: int) -> list[_Candidate]:
-        """The cost model's best ``size`` of the pool, ``epsilon`` of them drawn from the rest."""
+        """The cost model's best ``size`` of the pool, ``epsilon`` of them drawn from the rest (the
+        others, best-ranked first, are ``state.carried`` to the next round)."""
+        state.carried = []
         if state.cost_model is None or len(pool) <= size:
             return pool[:size]
         with Profiler.timeit("TensorGPT/CostModel"):
@@ -617,4 +625,6 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         best = order[: size - explore]
         rest = order[size - explore :]
         picked = best + [rest[int(i)] for i in self.rng.choice(len(rest), explore, replace=False)] if explore else best
+        chosen = set(picked)
+        state.carried = [pool[i] for i in order if i not in chosen]
         return [pool[i] for i in picked]
