@@ -20,10 +20,10 @@ successor in TVM); ``ansor-cm``: the same search with TensorGPT's pretrained cos
 separates the cost model's contribution from the generator's. The others are the TensorGPT
 strategy with the same pretrained cost model and one generator each: ``prior`` (uniform legal
 decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the prior, per sequence),
-``tensorgpt-pool256`` (the same, its fixed pool of 256 candidates a round named explicitly),
-``tensorgpt-pool512`` / ``tensorgpt-pool128`` (the same with pools of 512 / 128),
-``tensorgpt-carry75`` (pools of 256, three quarters of them carried over from the last round's
-unchosen best after the first round: ``SearchConfig.carry``),
+``tensorgpt-pool256`` (the same, with every round's pool of 256 made anew: the default until
+the fifteenth run), ``tensorgpt-pool512`` / ``tensorgpt-pool128`` (the same with pools of 512 /
+128), ``tensorgpt-carry75`` (pools of 256, three quarters of them carried over from the last
+round's unchosen best after the first round, ``SearchConfig.carry``: the default, named),
 ``tensorgpt-share10`` (the same with each round's pool sized to keep the search within 10 % of the
 tuning time, ``SearchConfig.time_share``), ``tensorgpt-adapt4`` (the same checkpoint adapting to
 each task's measurements as it tunes: 4 SFT steps a round, ``AdaptConfig``), ``tensorgpt-mix``
@@ -90,11 +90,11 @@ METHODS = {
     "tlm": Method("tensorgpt", "tensorgpt"),
     "tlm-ct": Method("tensorgpt", "tensorgpt"),
     "tensorgpt": Method("tensorgpt", "tensorgpt"),
-    # the fixed pool of 256 a round (the default), named: in the seventh run the default was share10's
-    "tensorgpt-pool256": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=None)),
-    "tensorgpt-share10": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=0.1)),
-    "tensorgpt-pool512": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=512)),
-    "tensorgpt-pool128": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=128)),
+    # pools made anew each round (carry=0.0: the default until the fifteenth run; in the seventh the default was share10's)
+    "tensorgpt-pool256": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(carry=0.0)),
+    "tensorgpt-share10": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(time_share=0.1, carry=0.0)),
+    "tensorgpt-pool512": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=512, carry=0.0)),
+    "tensorgpt-pool128": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=128, carry=0.0)),
     "tensorgpt-carry75": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(carry=0.75)),
     "tensorgpt-adapt4": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", adapt=4),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),

@@ -33,8 +33,9 @@ def test_model_generator_in_a_real_tune(tmp_path, llvm_target):
     total = stats.total()
     assert total.generated >= 12 and total.valid >= 0.99 * total.generated
     assert len(database.get_all_tuning_records()) == 12
-    # each round of 4 asks for a pool of 64 a trial; duplicates and invalid ones can thin it out
-    assert total.rounds == 3 and total.slots == 3 * 256 and 12 <= total.pooled <= total.slots
+    # each round of 4 ranks a pool of 64 a trial, after the first 3/4 of it carried over from the
+    # last round's unchosen (SearchConfig.carry); duplicates and invalid ones can thin it out
+    assert total.rounds == 3 and total.slots == 256 + 2 * 64 and 12 <= total.pooled <= 3 * 256
     # rounds 2-3 refine what round 1 measured (most of their pools); each refined candidate names
     # the proposal its chain started from
     origins = {"model", "prior", "refined from model", "refined from prior"}
@@ -122,6 +123,29 @@ def test_mixture_splits_every_pool_and_the_strategy_mixes_in_the_prior(task_spac
     assert per_token.describe() == "network (50% prior per token)"
     plain = ModelGenerator(tiny_net(), universe_standardizer())
     assert isinstance(tvm_tensorgpt.TensorGPTSearchStrategy(plain).generator, MixtureGenerator)
+
+
+def test_rows_decoded_ahead_serve_the_next_calls(task_spaces, llvm_target):
+    """A sketch is decoded ``ahead`` rows at a time: a later call that the kept rows cover decodes
+    nothing; a generator that adapts (its distribution moves between rounds) keeps nothing."""
+    from tvm_tensorgpt.generators.model import AdaptConfig, ModelGenerator
+    from tvm_tensorgpt.hardware import universe_standardizer
+
+    _, _, sketches = task_spaces["matmul-128"]
+    generator = ModelGenerator(tiny_net(), universe_standardizer(), ahead=16)
+    generator.prepare(llvm_target)
+    decoded = []
+    real = generator._decode
+    generator._decode = lambda sk, picks, *rest: decoded.append(len(picks)) or real(sk, picks, *rest)
+    rng = np.random.default_rng(4)
+    first = generator.generate(sketches[:1], 5, rng)
+    again = generator.generate(sketches[:1], 11, rng)
+    assert decoded == [16] and len(first) == 5 and len(again) == 11
+    assert all(p.sketch_index == 0 and len(p.decisions) == len(sketches[0].slots) for p in first + again)
+    assert len(generator.generate(sketches[:1], 3, rng)) == 3 and decoded == [16, 16]
+    adapting = ModelGenerator(tiny_net(), universe_standardizer(), ahead=16, adapt=AdaptConfig(steps=1))
+    adapting.prepare(llvm_target)
+    assert len(adapting.generate(sketches[:1], 5, rng)) == 5 and adapting._kept(sketches[0]) == []
 
 
 def test_online_adaptation_learns_from_measurements(task_spaces, llvm_target):

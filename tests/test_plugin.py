@@ -191,26 +191,53 @@ def test_measured_candidates_carry_the_sketchs_trace(llvm_target):
         assert strategy.state.sketches[chosen.sketch].read_decisions(candidate.sch.trace) == chosen.decisions
 
 
-def test_parallel_mutations_reach_the_pool(llvm_target):
-    """MutateParallel changes an annotation, not a decision: its children repeat their parent's
-    decisions and must not be dropped as repeats before their module is hashed."""
-    from tvm.s_tir.meta_schedule.mutator import MutateParallel
+def _refined_pool(llvm_target, mutator: type, threads: int, seed: int, num: int):
+    """A strategy on conv2d-resnet after one "measured" round of the prior (every decision known),
+    its parents' modules, and the pool ``_refine`` makes from them with ``mutator`` alone."""
     from tvm.s_tir.meta_schedule.runner import RunnerResult
 
     from tvm_tensorgpt.generators import PriorGenerator
     from tvm_tensorgpt.plugin.strategy import TaskStats, TensorGPTSearchStrategy
 
-    strategy = TensorGPTSearchStrategy(PriorGenerator(tvm_locations=False))  # parents with every decision known
+    strategy = TensorGPTSearchStrategy(PriorGenerator(tvm_locations=False))
     context = ms.TuneContext(mod=get_workload("conv2d-resnet").build(), target=llvm_target, space_generator="tensorgpt",
-                             search_strategy=strategy, num_threads=1, rand_state=11)  # fmt: skip
-    strategy.pre_tuning(16, 8, context.generate_design_space(), None, None)
+                             search_strategy=strategy, num_threads=threads, rand_state=seed)  # fmt: skip
+    strategy.pre_tuning(64, 8, context.generate_design_space(), None, None)
     batch = strategy.generate_measure_candidates()
     strategy.notify_runner_results(batch, [RunnerResult([1e-3 * (i + 1)], None) for i in range(len(batch))])
-    strategy.mutators = ([m for m in strategy.mutators[0] if isinstance(m, MutateParallel)], np.ones(1))
-    pool = []
-    strategy._refine(strategy.state, TaskStats(), 8, pool, set())
-    parents = {int(tvm_ffi.structural_hash(c.sch.mod)) for c in batch}
+    strategy.mutators = ([m for m in strategy.mutators[0] if isinstance(m, mutator)], np.ones(1))
+    pool, stats = [], TaskStats()
+    strategy._refine(strategy.state, stats, num, pool, set())
+    return strategy, {int(tvm_ffi.structural_hash(c.sch.mod)) for c in batch}, pool, stats
+
+
+def test_parallel_mutations_reach_the_pool(llvm_target):
+    """MutateParallel changes an annotation, not a decision: its children repeat their parent's
+    decisions and must not be dropped as repeats before their module is hashed."""
+    from tvm.s_tir.meta_schedule.mutator import MutateParallel
+
+    _, parents, pool, _ = _refined_pool(llvm_target, MutateParallel, threads=1, seed=11, num=8)
     assert pool and all(c.refined and c.key not in parents for c in pool)
+
+
+def test_refined_children_are_ranked_from_module_traces_and_measured_exactly(llvm_target):
+    """A tile-mutated child is replayed for the pool from its module trace (no compute-location
+    sampling); once chosen, its own trace is replayed exactly: what goes to the builder carries the
+    sampling instructions and the child's decisions, mostly the module the pool ranked."""
+    from tvm.s_tir.meta_schedule.mutator import MutateTileSize
+
+    strategy, _, pool, stats = _refined_pool(llvm_target, MutateTileSize, threads=2, seed=13, num=16)
+    assert len(pool) >= 8 and all(not c.exact and c.trace is not None for c in pool)
+    for c in pool:
+        assert "SampleComputeLocation" not in [inst.kind.name for inst in c.candidate.sch.trace.insts]
+    chosen = strategy._exact(strategy.state, stats, pool)
+    ranked = {c.key for c in pool}
+    assert sum(c.key in ranked for c in chosen) >= len(pool) // 2  # most replay to the module ranked
+    for c in chosen:
+        trace = c.candidate.sch.trace
+        assert c.exact and "SampleComputeLocation" in [inst.kind.name for inst in trace.insts]
+        if c.key in ranked:
+            assert strategy.state.sketches[c.sketch].read_decisions(trace) == c.decisions
 
 
 def test_pool_keeps_the_search_within_its_time_share():

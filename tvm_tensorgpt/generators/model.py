@@ -4,7 +4,10 @@ It learns the device from the tuning's target (``prepare``): the profile's bucke
 the prompt and its standardized vector (with the checkpoint's standardization) into the KV prefix.
 Torch runs on one thread: two threads against busy TVM builders were ~20x slower here. Candidates
 are sampled ``batch`` at a time (default 512: the rows of one sketch share its prompt and their
-first tokens' work, so a larger batch costs less per candidate).
+first tokens' work, so a larger batch costs less per candidate). A sketch is decoded at least
+``ahead`` rows at a time and the rows not asked for serve the next calls on it: a search's later
+rounds ask for a few candidates per sketch, where a decoding step costs about what a batch of 64
+costs (not while adapting or choosing experts, which change the distribution between rounds).
 
 ``observe`` feeds online adaptation (``AdaptConfig``): before each round, a few weighted SFT steps
 on the fastest schedules measured so far on this device, so the model leans towards what worked
@@ -21,6 +24,7 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,6 +98,7 @@ class ModelGenerator(Generator):
         sampling: SamplingConfig = SamplingConfig(),
         filters: Sequence[Filter] = (),
         batch: int = 512,
+        ahead: int = 64,
         adapt: AdaptConfig = AdaptConfig(),
         device_limits: bool = True,
         choice: ExpertChoice = ExpertChoice(),
@@ -104,6 +109,10 @@ class ModelGenerator(Generator):
         self.sampling = sampling
         self.filters = tuple(filters)
         self.batch = batch
+        self.ahead = ahead
+        # rows decoded ahead, per sketch (by id, with a weak reference that tells a reused id) and
+        # the conditions they were decoded under (``_conditions``)
+        self._ahead: dict[int, tuple[weakref.ref, tuple, list[list[Decision]]]] = {}
         self.adapt = adapt
         self.choice = choice
         self.device_limits = device_limits  # False: unconstrained decoding (TLM-style)
@@ -175,14 +184,47 @@ class ModelGenerator(Generator):
         if self._fresh and self.adapt.steps:
             self._adapt(vector)
         generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
-        picks = [int(i) for i in rng.integers(len(sketches), size=num)]
+        counts = np.bincount(rng.integers(len(sketches), size=num), minlength=len(sketches))
+        ahead = self.ahead if not (self.adapt.steps or self.choice.top) else 0
         out: list[Proposal] = []
+        picks: list[int] = []  # a sketch index per row to decode
+        wanted: dict[int, int] = {}  # rows each sketch still needs once its kept ones are used
+        for index, count in enumerate(counts):
+            kept = self._kept(sketches[index])
+            take = min(int(count), len(kept))
+            out += [Proposal(index, kept.pop()) for _ in range(take)]
+            wanted[index] = int(count) - take
+            if wanted[index]:
+                picks += [index] * max(wanted[index], ahead)
+        for index, decisions in self._decode(sketches, picks, vector, generator) if picks else []:
+            if wanted[index]:
+                wanted[index] -= 1
+                out.append(Proposal(index, decisions))
+            else:
+                self._kept(sketches[index]).append(decisions)
+        return out
+
+    def _kept(self, sketch: Sketch) -> list[list[Decision]]:
+        """The rows decoded ahead for ``sketch`` under the present conditions (a list to take from
+        and add to); rows decoded under others are dropped."""
+        conditions = (self.profile, self.base_only, self.sampling, self.filters, self.net.weights_version())
+        ref, made_under, kept = self._ahead.get(id(sketch), (None, None, None))
+        if ref is None or ref() is not sketch or made_under != conditions or kept is None:
+            self._ahead = {k: v for k, v in self._ahead.items() if v[0]() is not None}  # forget dead sketches
+            kept = []
+            self._ahead[id(sketch)] = (weakref.ref(sketch), conditions, kept)
+        return kept
+
+    def _decode(self, sketches: Sequence[Sketch], picks: list[int], vector: torch.Tensor,
+                generator: torch.Generator) -> list[tuple[int, list[Decision]]]:  # fmt: skip
+        """(sketch index, decisions) for each pick, ``batch`` rows at a time."""
         config = self.net.config
         features = None
         if config.experts and config.workload_aware:
             features = torch.tensor(np.stack([workload_features(s.mod) for s in sketches]))
         task_gates = self._task_gates(sketches, vector, None if features is None else features[0])
-        for start in range(0, num, self.batch):
+        out = []
+        for start in range(0, len(picks), self.batch):
             chunk = picks[start : start + self.batch]
             hardware = vector.expand(len(chunk), -1) if config.hardware_grounding or config.experts else None
             workload = features[chunk] if features is not None else None
@@ -190,7 +232,7 @@ class ModelGenerator(Generator):
             decisions = sample_decisions(self.net, [sketches[i] for i in chunk], config.hardware_tokens(self.profile),
                                          hardware, generator, self.sampling, self.filters + self.device, workload,
                                          gates)  # fmt: skip
-            out += [Proposal(i, d) for i, d in zip(chunk, decisions)]
+            out += list(zip(chunk, decisions))
         return out
 
     def observe(self, sketch: Sketch, decisions: Sequence[Decision], latency_s: float | None) -> None:

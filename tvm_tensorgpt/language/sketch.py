@@ -249,14 +249,33 @@ class Sketch:
         insts = None if exact else self._module_insts(decisions, slot, end)
         return Trace(self._insts[:end] if insts is None else insts, chosen), insts is None
 
-    def _module_insts(self, decisions: Sequence[Decision], slot: int, end: int) -> list[Instruction] | None:
-        """The instructions of a module trace up to position ``end`` (see ``apply``), or None."""
+    def module_trace(self, trace: Trace, decisions: Sequence[Decision]) -> Trace | None:
+        """A module trace (see ``apply``) of ``trace``, another trace of this sketch whose
+        decisions are ``decisions`` (a measured schedule's, or a mutation of one: the sketch's
+        instructions, with its own annotations), or None where none can be made (instructions
+        that are not the sketch's, a location left open)."""
+        insts = list(trace.insts)
+        kinds = [inst.kind.name for inst in insts]
+        insts = insts[: kinds.index("EnterPostproc")] if "EnterPostproc" in kinds else insts
+        if len(insts) != len(self._insts) or any(a.kind.name != b.kind.name for a, b in zip(insts, self._insts)):
+            return None
+        module = self._module_insts(decisions, len(self.slots), len(insts), insts)
+        if module is None:
+            return None
+        chosen = {insts[p]: trace.decisions[insts[p]] for p in self._positions if insts[p] in trace.decisions}
+        return Trace(module, chosen)
+
+    def _module_insts(self, decisions: Sequence[Decision], slot: int, end: int,
+                      base: list[Instruction] | None = None) -> list[Instruction] | None:  # fmt: skip
+        """The instructions of a module trace up to position ``end`` (see ``apply``), or None;
+        ``base``: the instructions of another trace of this sketch (default: the sketch's)."""
+        base = self._insts if base is None else base
         locations = [s for s in self._readers if s < slot]
         if not locations:
-            return self._insts[:end]
+            return base[:end]
         if any(decisions[s] is None or self._readers[s] is None for s in locations):
             return None
-        insts: list[Any] = list(self._insts[:end])
+        insts: list[Any] = list(base[:end])
         for s in locations:
             position, decision = self._positions[s], int(decisions[s])  # type: ignore[arg-type]
             block, readers = insts[position].inputs[0], [r for r in self._readers[s] or () if r < end]
@@ -267,15 +286,15 @@ class Sketch:
                 consumer_rvs, loop_rvs = [SBlockRV() for _ in range(consumers)], [LoopRV() for _ in range(loops)]
                 insts[position] = [Instruction(_GET_CONSUMERS, [block], [], consumer_rvs),
                                    Instruction(_GET_LOOPS, [consumer_rvs[0]], [], loop_rvs)]  # fmt: skip
-                sampled, chosen = self._insts[position].outputs[0], loop_rvs[decision]
+                sampled, chosen = base[position].outputs[0], loop_rvs[decision]
                 for r in readers:
-                    inst = self._insts[r]
+                    inst = base[r]
                     inputs = [chosen if sampled.same_as(rv) else rv for rv in inst.inputs]
                     insts[r] = Instruction(inst.kind, inputs, list(inst.attrs), list(inst.outputs))
                 continue
             # root (-1) or inline (-2): a compute-at there does nothing or inlines; any other reader
             # of the sampled loop cannot be written without it
-            if any(self._insts[r].kind.name != "ComputeAt" for r in readers):
+            if any(base[r].kind.name != "ComputeAt" for r in readers):
                 return None
             insts[position] = []
             for r in readers:

@@ -49,16 +49,11 @@ PROMPT_CACHE = 32  # prompts kept per network: a tune's sketches, each round
 _PROMPTS: weakref.WeakKeyDictionary[TensorGPTNetwork, OrderedDict[tuple, _Prompt]] = weakref.WeakKeyDictionary()
 
 
-def _weights_version(net: TensorGPTNetwork) -> int:
-    """Changes whenever a parameter is modified in place (training steps, loading a state dict)."""
-    return sum(p._version for p in net.parameters())
-
-
 @torch.no_grad()
 def _run_prompt(net: TensorGPTNetwork, prompt: Sequence[int], hardware: torch.Tensor | None,
                 workload: torch.Tensor | None, gates: torch.Tensor | None) -> _Prompt:  # fmt: skip
     """The prompt run once by ``TensorGPTNetwork.forward`` (cached per weights and conditioning)."""
-    key = (_weights_version(net), tuple(prompt),
+    key = (net.weights_version(), tuple(prompt),
            *(None if t is None else (tuple(t.shape), t.numpy().tobytes()) for t in (hardware, workload, gates)))  # fmt: skip
     cache = _PROMPTS.setdefault(net, OrderedDict())
     if key in cache:

@@ -152,6 +152,11 @@ class TensorGPTNetwork(nn.Module):
                 weight = weight + gates[index] * module.get_delta_weight(name)
         return weight, base.bias
 
+    def weights_version(self) -> int:
+        """Changes whenever a parameter is modified in place (a training step, ``load_state_dict``;
+        not an assignment through ``.data``): what decoding caches are keyed by."""
+        return sum(p._version for p in self.parameters())
+
     @property
     def prefix_len(self) -> int:
         return self.config.prefix_slots if self.prefix is not None else 0

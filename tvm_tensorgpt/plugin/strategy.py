@@ -67,7 +67,8 @@ class TaskStats:
     pooled: int = 0  # candidates the rounds' pools held for the cost model to rank, summed
     resumed_records: int = 0
     # chosen candidates whose exact replay gave another module than the pool's module trace (see
-    # ``Sketch.apply``; 0 expected: a decision the sampler would have moved, a seed-dependent slot)
+    # ``Sketch.apply``): a location the sampler moves (a tile mutation can leave a refined child's
+    # location on a loop of extent 1, which TVM skips), a seed-dependent slot
     inexact: int = 0
     generation_s: float = 0.0  # wall time inside Generator.generate
     # measured candidates per origin: the generator (a mixture's part) that proposed them ("model",
@@ -125,7 +126,9 @@ class SearchConfig:
     drawn at random from the rest (exploration). Without a cost model the pool is the round.
     Up to ``carry`` of a pool are the best-ranked candidates a round left unchosen, ranked again
     with what was measured since: they cost no replay, and no features with the TensorGPT cost
-    model (it keeps them), so a round makes only the rest of its pool anew.
+    model (it keeps them), so a round makes only the rest of its pool anew. At 0.75, the default,
+    a 64-trial tune makes 448 candidates instead of 1024, for the same tuned latency (0.997x per
+    trial, 3 seeds) and about half the search time (docs/benchmarks.md, "fifteenth run").
     ``prior_share`` of the generator's proposals come from the uniform prior (a
     ``MixtureGenerator``), so a generator worse than uniform cannot drag the search below it;
     a generator that mixes the prior in per token (``SamplingConfig.prior_mix``) is left alone.
@@ -136,15 +139,14 @@ class SearchConfig:
     the tuning waits for between measurements) to that share of a task's tuning time: each round's
     pool is what the remaining allowance buys at the task's measured cost per pool slot, between
     ``min_pool_per_trial`` x n and the limits above (the first round, with nothing timed yet,
-    proposes ``min_pool_per_trial`` x n). Off by default: on 2 cores a fixed pool of 256 takes
-    ~25 % of the wall time, and a 10 % share (pools of ~64) cost 8.5 % in tuned latency at 64
-    trials (docs/benchmarks.md, "seventh run") — per trial, a large pool ranked by the cost model
-    is worth its time; pools of 512 gained nothing over 256 ("twelfth run"), pools of 128 lost
-    2.5 % for a 16 % share ("fourteenth run").
+    proposes ``min_pool_per_trial`` x n). Off by default: a 10 % share with pools made anew
+    (pools of ~64) cost 8.5 % in tuned latency at 64 trials (docs/benchmarks.md, "seventh run") —
+    per trial, a large pool ranked by the cost model is worth its time; pools of 512 gained
+    nothing over 256 ("twelfth run"), pools of 128 lost 2.5 % for a 16 % share ("fourteenth run").
     """
 
     pool: int = 256
-    carry: float = 0.0
+    carry: float = 0.75
     pool_per_trial: int = 64
     time_share: float | None = None
     min_pool_per_trial: int = 4
@@ -166,6 +168,7 @@ class _Candidate:
     origin: str  # see TaskStats.measured_from
     seed: int = 1  # the replay's (TVM samples the slots a decision set leaves open with it)
     exact: bool = True  # False: made from a module trace (``Sketch.apply``), replayed exactly once chosen
+    trace: Trace | None = None  # what to replay exactly (a refined child's); None: the sketch with ``decisions``
 
     @property
     def refined(self) -> bool:
@@ -463,13 +466,14 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         if state.keys:
             self._log(logging.INFO, "TensorGPT: resuming, %d records already in the database", len(state.keys))
 
-    def _replay(self, state: _TaskState, trace: Trace, seed: int = 1) -> Schedule | None:
-        """``trace`` replayed without its postprocessing, then postprocessed as a candidate is: the
-        one way every schedule here is made, so measured and new candidates hash alike (replaying
-        the postprocessing instructions does not always give the module the postprocessors gave)."""
+    def _replay(self, state: _TaskState, trace: Trace, seed: int = 1, module: Trace | None = None) -> Schedule | None:
+        """``trace`` (or its ``module`` trace, ``Sketch.module_trace``) replayed without its
+        postprocessing, then postprocessed as a candidate is: the one way every schedule here is
+        made, so measured and new candidates hash alike (replaying the postprocessing instructions
+        does not always give the module the postprocessors gave)."""
         sch = state.sketches[0].blank(seed)  # every sketch is of the task's module
         try:
-            trace.apply_to_schedule(sch, remove_postproc=True)
+            (trace if module is None else module).apply_to_schedule(sch, remove_postproc=True)
             sch.enter_postproc()
             if not all(p.apply(sch) for p in self.postprocs):
                 return None
@@ -540,26 +544,32 @@ class TensorGPTSearchStrategy(PySearchStrategy):
 
     def _exact(self, state: _TaskState, stats: TaskStats, chosen: list[_Candidate]) -> list[_Candidate]:
         """``chosen`` with each candidate made from a module trace replayed exactly (in parallel):
-        the trace measured, stored and mutated later is the sketch's. One whose module differs from
+        the trace measured, stored and mutated later is the sketch's (or the mutated one's). One whose module differs from
         the pool's is counted (``TaskStats.inexact``) and kept only if valid and new."""
         redo = [c for c in chosen if not c.exact]
-        done = self._parallel(lambda c: state.sketches[c.sketch].realise(c.decisions, self.postprocs, seed=c.seed), redo)
-        exact = {id(c): realised for c, realised in zip(redo, done)}
+        done = self._parallel(lambda c: self._exact_schedule(state, c), redo)
+        exact = {id(c): sch for c, sch in zip(redo, done)}
         out: list[_Candidate] = []
         for c in chosen:
-            realised = exact.get(id(c))
-            if realised is None:
+            if c.exact:
                 out.append(c)
                 continue
-            key = int(tvm_ffi.structural_hash(realised.schedule.mod)) if realised.valid else None
+            sch = exact[id(c)]
+            key = int(tvm_ffi.structural_hash(sch.mod)) if sch is not None else None
             if key != c.key:
                 stats.inexact += 1
-                if key is None or key in state.keys or any(key == o.key for o in out):
+                if sch is None or key in state.keys or any(key == o.key for o in out):
                     continue
-            sch = realised.schedule
             candidate = MeasureCandidate(sch, ArgInfo.from_entry_func(sch.mod, remove_preproc=True))
             out.append(replace(c, candidate=candidate, key=key, exact=True))
         return out
+
+    def _exact_schedule(self, state: _TaskState, c: _Candidate) -> Schedule | None:
+        """``c`` replayed exactly and postprocessed (None: invalid)."""
+        if c.trace is not None:
+            return self._replay(state, c.trace, c.seed)
+        realised = state.sketches[c.sketch].realise(c.decisions, self.postprocs, seed=c.seed)
+        return realised.schedule if realised.valid else None
 
     def _refine(self, state: _TaskState, stats: TaskStats, num: int, pool: list[_Candidate], seen_now: set[int]) -> None:
         """Up to ``num`` neighbours of the best measured schedules: a mutator (drawn by its
@@ -567,7 +577,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         evolutionary search does. Children keep their parent's sketch (mutators keep the structure);
         a child whose decisions were realised before is dropped before it is replayed, except a
         ``MutateParallel`` child: that mutator rewrites an annotation, not a decision, so its child
-        repeats its parent's decisions and only the module's hash (``_admit``) tells a repeat."""
+        repeats its parent's decisions and only the module's hash (``_admit``) tells a repeat.
+        A child is replayed from its module trace where one can be made (``Sketch.module_trace``),
+        exactly once it is chosen (``_exact``)."""
         mutators, weights = self.mutators
         parents = state.best(self.search.refine_top)
         if not num or not mutators or not parents:
@@ -585,13 +597,15 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                     continue
                 decisions = self._decisions(state, parent.sketch, trace)
                 if isinstance(mutator, MutateParallel) or state.first(parent.sketch, decisions):
-                    jobs.append((parent, trace, decisions, self._seed()))
+                    module = None if decisions is None else state.sketches[parent.sketch].module_trace(trace, decisions)
+                    jobs.append((parent, trace, decisions, self._seed(), module))
                 else:
                     stats.duplicates += 1
-            replayed = self._parallel(lambda job: self._replay(state, job[1], job[3]), jobs)
-            for (parent, _, decisions, _), sch in zip(jobs, replayed):
+            replayed = self._parallel(lambda job: self._replay(state, job[1], job[3], job[4]), jobs)
+            for (parent, trace, decisions, seed, module), sch in zip(jobs, replayed):
                 if sch is not None and num > 0:
-                    num -= self._admit_child(state, stats, pool, seen_now, parent, decisions, sch)
+                    num -= self._admit_child(state, stats, pool, seen_now, parent, decisions, sch,
+                                             trace=trace, seed=seed, exact=module is None)  # fmt: skip
 
     @staticmethod
     def _decisions(state: _TaskState, sketch: int | None, trace: Trace) -> list[Decision] | None:
@@ -604,12 +618,13 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             return None
 
     def _admit_child(self, state: _TaskState, stats: TaskStats, pool: list[_Candidate], seen_now: set[int],
-                     parent: _Measured, decisions: list[Decision] | None, sch: Schedule) -> int:  # fmt: skip
+                     parent: _Measured, decisions: list[Decision] | None, sch: Schedule, **fields: Any) -> int:  # fmt: skip
         """Admit a refined schedule with its parent's sketch; 1 if it joined the pool."""
         before = len(pool)
         root = parent.origin.removeprefix(f"{REFINED} from ")  # the proposal its chain started from
         origin = f"{REFINED} from {root}" if root and root != REFINED else REFINED
-        self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions, origin=origin)
+        self._admit(sch, state, pool, seen_now, stats, sketch=parent.sketch, decisions=decisions, origin=origin,
+                    **fields)  # fmt: skip
         return len(pool) - before
 
     def _choose(self, context: "TuneContext", state: _TaskState, pool: list[_Candidate], size: int) -> list[_Candidate]:
