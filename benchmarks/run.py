@@ -24,6 +24,7 @@ decisions), ``tensorgpt`` (the bundled checkpoint; half of each pool from the pr
 the fifteenth run), ``tensorgpt-pool512`` / ``tensorgpt-pool128`` (the same with pools of 512 /
 128), ``tensorgpt-carry75`` (pools of 256, three quarters of them carried over from the last
 round's unchosen best after the first round, ``SearchConfig.carry``: the default, named),
+``tensorgpt-carry88`` (the same with 7/8 carried: 32 new candidates a round after the first),
 ``tensorgpt-share10`` (the same with each round's pool sized to keep the search within 10 % of the
 tuning time, ``SearchConfig.time_share``), ``tensorgpt-adapt4`` (the same checkpoint adapting to
 each task's measurements as it tunes: 4 SFT steps a round, ``AdaptConfig``), ``tensorgpt-mix``
@@ -96,6 +97,7 @@ METHODS = {
     "tensorgpt-pool512": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=512, carry=0.0)),
     "tensorgpt-pool128": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=128, carry=0.0)),
     "tensorgpt-carry75": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(carry=0.75)),
+    "tensorgpt-carry88": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(carry=0.875)),
     "tensorgpt-adapt4": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", adapt=4),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
     "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="retrained"),
