@@ -303,6 +303,28 @@ def test_module_trace_makes_the_exact_module(task_spaces, name):
     assert not sketch.realise(sketch.decisions, [], exact=False).exact
 
 
+def test_module_trace_of_a_measured_trace_or_none(task_spaces, monkeypatch):
+    """``module_trace`` of another trace of the sketch (a measured one) makes its module; where TVM
+    refuses the prefix it must replay to count loops (a mutated location can make an earlier
+    compute-at illegal) it gives None, so the caller replays exactly, instead of raising."""
+    from tvm.s_tir.schedule.schedule import ScheduleError
+
+    _, _, sketches = task_spaces["softmax-bert"]
+    sketch = max(sketches, key=lambda s: sum(slot.kind == LOCATION for slot in s.slots))
+    proposal = PriorGenerator(tvm_locations=False).generate([sketch], 1, np.random.default_rng(2))[0]
+    exact = sketch.apply(proposal.decisions, seed=3)
+    replayed = sketch.blank(3)
+    sketch.module_trace(exact.trace, proposal.decisions).apply_to_schedule(replayed, remove_postproc=True)
+    assert tvm_ffi.structural_equal(replayed.mod, exact.mod)
+
+    def refuse(*args):
+        raise ScheduleError("ComputeAt refused")
+
+    sketch._counts.clear()
+    monkeypatch.setattr(sketch, "replay_to", refuse)
+    assert sketch.module_trace(exact.trace, proposal.decisions) is None
+
+
 def test_location_scan_is_trusted_only_after_agreeing_with_tvms_probe(task_spaces, monkeypatch):
     """Legal locations come from TVM's probe until the scan of the loops agreed SCAN_CHECKS times
     for that structure, and from the probe for good once a scan disagreed."""

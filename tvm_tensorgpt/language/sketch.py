@@ -259,7 +259,10 @@ class Sketch:
         insts = insts[: kinds.index("EnterPostproc")] if "EnterPostproc" in kinds else insts
         if len(insts) != len(self._insts) or any(a.kind.name != b.kind.name for a, b in zip(insts, self._insts)):
             return None
-        module = self._module_insts(decisions, len(self.slots), len(insts), insts)
+        try:  # a mutated location can make an earlier compute-at illegal: the exact replay says so
+            module = self._module_insts(decisions, len(self.slots), len(insts), insts)
+        except TVM_ERRORS:
+            return None
         if module is None:
             return None
         chosen = {insts[p]: trace.decisions[insts[p]] for p in self._positions if insts[p] in trace.decisions}
