@@ -39,6 +39,8 @@ ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + Tenso
         "tensorgpt-pool512": "TensorGPT, pools of 512", "tensorgpt-pool128": "TensorGPT, pools of 128",
         "tensorgpt-carry75": "TensorGPT, pools of 256, 3/4 carried",
         "tensorgpt-carry88": "TensorGPT, pools of 256, 7/8 carried",
+        "tensorgpt-first128": "TensorGPT, pools of 256, 3/4 carried, first 128",
+        "tensorgpt-first128-carry88": "TensorGPT, pools of 256, 7/8 carried, first 128",
         "tensorgpt-adapt4": "TensorGPT, adapting (4 steps/round)",
         "tensorgpt-grown": "TensorGPT (grown records)", "tensorgpt-grown-choice": "TensorGPT (grown), expert choice",
         "tlm-ct-retrained": "TLM-CT (retrained)",

@@ -25,6 +25,8 @@ the fifteenth run), ``tensorgpt-pool512`` / ``tensorgpt-pool128`` (the same with
 128), ``tensorgpt-carry75`` (pools of 256, three quarters of them carried over from the last
 round's unchosen best after the first round, ``SearchConfig.carry``: the default, named),
 ``tensorgpt-carry88`` (the same with 7/8 carried: 32 new candidates a round after the first),
+``tensorgpt-first128`` / ``tensorgpt-first128-carry88`` (carry75 / carry88 with a first round's
+pool of 128, ``SearchConfig.first_pool``: the pool grows back to 256 by the new ones),
 ``tensorgpt-share10`` (the same with each round's pool sized to keep the search within 10 % of the
 tuning time, ``SearchConfig.time_share``), ``tensorgpt-adapt4`` (the same checkpoint adapting to
 each task's measurements as it tunes: 4 SFT steps a round, ``AdaptConfig``), ``tensorgpt-mix``
@@ -98,6 +100,9 @@ METHODS = {
     "tensorgpt-pool128": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(pool=128, carry=0.0)),
     "tensorgpt-carry75": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(carry=0.75)),
     "tensorgpt-carry88": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(carry=0.875)),
+    "tensorgpt-first128": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", search=SearchConfig(first_pool=128)),
+    "tensorgpt-first128-carry88": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt",
+                                         search=SearchConfig(first_pool=128, carry=0.875)),
     "tensorgpt-adapt4": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", adapt=4),
     "tensorgpt-mix": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", prior_mix=0.5),
     "tensorgpt-retrained": Method("tensorgpt", "tensorgpt", trained_as="tensorgpt", root="retrained"),

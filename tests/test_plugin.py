@@ -285,6 +285,28 @@ def test_unchosen_candidates_are_carried_to_the_next_round(llvm_target):
     assert len(set(sent)) == 16 and set(sent[8:]) & set(carried[:24])  # carried ones won places
 
 
+def test_a_smaller_first_pool_grows_by_the_new_share(llvm_target):
+    """``first_pool`` makes the first round's pool smaller; the later rounds make ``1 - carry`` of
+    ``pool`` anew beside what the last one left, so the pool grows back towards ``pool``."""
+    from tvm.s_tir.meta_schedule.cost_model import CostModel
+    from tvm.s_tir.meta_schedule.runner import RunnerResult
+
+    from tvm_tensorgpt.plugin.strategy import SearchConfig, TensorGPTSearchStrategy, TuningStats
+
+    stats = TuningStats()
+    strategy = TensorGPTSearchStrategy("prior", search=SearchConfig(pool=32, first_pool=16, carry=0.5), stats=stats)
+    context = ms.TuneContext(mod=get_workload("matmul-128").build(), target=llvm_target, space_generator="tensorgpt",
+                             search_strategy=strategy, num_threads=1, rand_state=3)  # fmt: skip
+    strategy.pre_tuning(12, 4, context.generate_design_space(), None, CostModel.create("tensorgpt"))
+    first = strategy.generate_measure_candidates()
+    assert len(first) == 4 and stats.total().slots == 16 and len(strategy.state.carried) == 12
+    strategy.notify_runner_results(first, [RunnerResult([1e-3], None) for _ in first])
+    second = strategy.generate_measure_candidates()
+    total = stats.total()
+    assert len(second) == 4 and total.slots == 16 + 16  # half of the pool of 32 made anew
+    assert total.pooled - 16 > 12 + 8  # the 12 carried and most of the 16 new
+
+
 def test_repeated_decisions_are_not_realised_again(llvm_target):
     """A decision set proposed again (in one round or a later one) is counted as a duplicate
     before it is replayed; only new ones are realised and counted as generated. (One that leaves a

@@ -181,12 +181,9 @@ class Sketch:
         target = len(decided)
         if self.slots[target].kind != LOCATION:
             raise ValueError(f"slot {target} is a {self.slots[target].kind} slot, not a location")
-        sch = self.replay_to(target, decided)
-        block = sch.get_sblock(self.location_blocks[target])
-        consumers = sch.get_consumers(block)
-        nests = [sch.get_loops(c) for c in consumers]
         placed = self._placed(target, decided)
-        self._counts[placed] = (len(consumers), len(nests[0]) if nests else 0)
+        sch = self.replay_to(target, decided)
+        block, consumers, nests = self._consumer_nests(sch, target, placed)
         structure = (placed, tuple((sch.get(c).name_hint, len(n)) for c, n in zip(consumers, nests)))
         checks = self._scan_checks.get(structure, 0)
         inline = -2 in self.slots[target].choices  # structural: as in the design space
@@ -313,10 +310,17 @@ class Sketch:
         ``legal_locations``, else read off a replay of the prefix once per location structure)."""
         placed = self._placed(slot, decided)
         if placed not in self._counts:
-            sch = self.replay_to(slot, decided)
-            consumers = sch.get_consumers(sch.get_sblock(self.location_blocks[slot]))
-            self._counts[placed] = (len(consumers), len(sch.get_loops(consumers[0])) if len(consumers) else 0)
+            self._consumer_nests(self.replay_to(slot, decided), slot, placed)
         return self._counts[placed]
+
+    def _consumer_nests(self, sch: Schedule, slot: int, placed: tuple) -> tuple[SBlockRV, list, list]:
+        """Location slot ``slot``'s block on ``sch`` (replayed up to it), its consumers and their
+        loops; records the counts ``_location_counts`` gives for the structure ``placed``."""
+        block = sch.get_sblock(self.location_blocks[slot])
+        consumers = sch.get_consumers(block)
+        nests = [sch.get_loops(c) for c in consumers]
+        self._counts[placed] = (len(consumers), len(nests[0]) if nests else 0)
+        return block, consumers, nests
 
     def realise(self, decisions: Sequence[Decision], postprocs: Sequence[Any], seed: int = 1,
                 exact: bool = True) -> Realised:  # fmt: skip

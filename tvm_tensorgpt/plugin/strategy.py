@@ -124,11 +124,13 @@ class SearchConfig:
     goes to the sketches whose measurements were best (``sketch_mix`` of it stays uniform). The
     tuning's cost model ranks the pool; the best go to the builder, except an ``epsilon`` share
     drawn at random from the rest (exploration). Without a cost model the pool is the round.
-    Up to ``carry`` of a pool are the best-ranked candidates a round left unchosen, ranked again
-    with what was measured since: they cost no replay, and no features with the TensorGPT cost
-    model (it keeps them), so a round makes only the rest of its pool anew. At 0.75, the default,
-    a 64-trial tune makes 448 candidates instead of 1024, for the same tuned latency (0.997x per
-    trial, 3 seeds) and about half the search time (docs/benchmarks.md, "fifteenth run").
+    After the first round, a round makes ``1 - carry`` of its pool anew; the rest are the
+    best-ranked candidates the last round left unchosen, ranked again with what was measured
+    since: they cost no replay, and no features with the TensorGPT cost model (it keeps them).
+    At 0.75, the default, a 64-trial tune makes 448 candidates instead of 1024, for the same tuned
+    latency (0.997x per trial, 3 seeds) and about half the search time (docs/benchmarks.md,
+    "fifteenth run"). ``first_pool`` (None: ``pool``) is the first round's pool: the later ones
+    grow from what it left by their new share each round, up to ``pool``.
     ``prior_share`` of the generator's proposals come from the uniform prior (a
     ``MixtureGenerator``), so a generator worse than uniform cannot drag the search below it;
     a generator that mixes the prior in per token (``SamplingConfig.prior_mix``) is left alone.
@@ -146,6 +148,7 @@ class SearchConfig:
     """
 
     pool: int = 256
+    first_pool: int | None = None
     carry: float = 0.75
     pool_per_trial: int = 64
     time_share: float | None = None
@@ -335,9 +338,11 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         started_round = time.perf_counter()
         size = min(state.per_iter, state.max_trials - state.trials)
         want = self._pool_size(state, size)
-        pool = state.carried[: int(want * self.search.carry)]
+        new = want - int(want * self.search.carry) if state.slots else want  # the pool slots this round makes anew
+        pool = state.carried[: want - new]
+        new = max(new, size - len(pool))  # too few carried (a small space): enough for the round
         seen_now = {c.key for c in pool}
-        new = want - len(pool)  # the pool slots this round makes anew
+        want = len(pool) + new
         progress = state.trials / max(1, state.max_trials - state.per_iter)
         low, high = self.search.refine_share
         refine = int(new * (low + (high - low) * min(1.0, progress))) if state.best(1) else 0
@@ -497,7 +502,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         """How many candidates the round of ``size`` trials proposes (see ``SearchConfig``)."""
         if state.cost_model is None:
             return size
-        want = min(self.search.pool, self.search.pool_per_trial * size)
+        first = state.slots == 0 and self.search.first_pool is not None
+        want = min(self.search.first_pool if first else self.search.pool, self.search.pool_per_trial * size)
         if self.search.time_share is not None:
             floor = self.search.min_pool_per_trial * size
             want = min(want, max(floor, state.affordable(size, self.search.time_share)))
@@ -597,15 +603,21 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                     continue
                 decisions = self._decisions(state, parent.sketch, trace)
                 if isinstance(mutator, MutateParallel) or state.first(parent.sketch, decisions):
-                    module = None if decisions is None else state.sketches[parent.sketch].module_trace(trace, decisions)
-                    jobs.append((parent, trace, decisions, self._seed(), module))
+                    jobs.append((parent, trace, decisions, self._seed()))
                 else:
                     stats.duplicates += 1
-            replayed = self._parallel(lambda job: self._replay(state, job[1], job[3], job[4]), jobs)
-            for (parent, trace, decisions, seed, module), sch in zip(jobs, replayed):
+            replayed = self._parallel(lambda job: self._replay_child(state, *job), jobs)
+            for (parent, trace, decisions, seed), (sch, exact) in zip(jobs, replayed):
                 if sch is not None and num > 0:
                     num -= self._admit_child(state, stats, pool, seen_now, parent, decisions, sch,
-                                             trace=trace, seed=seed, exact=module is None)  # fmt: skip
+                                             trace=trace, seed=seed, exact=exact)  # fmt: skip
+
+    def _replay_child(self, state: _TaskState, parent: _Measured, trace: Trace, decisions: list[Decision] | None,
+                      seed: int) -> tuple[Schedule | None, bool]:  # fmt: skip
+        """A refined child replayed from its module trace where one can be made (in a worker
+        thread: making it may replay a prefix to count loops), and whether it was replayed exactly."""
+        module = None if decisions is None else state.sketches[parent.sketch].module_trace(trace, decisions)
+        return self._replay(state, trace, seed, module), module is None
 
     @staticmethod
     def _decisions(state: _TaskState, sketch: int | None, trace: Trace) -> list[Decision] | None:
