@@ -8,6 +8,7 @@ transformers) at import time: builder worker processes import this package too.
 
 from .generators import Generator, PriorGenerator
 from .plugin import (
+    SearchConfig,
     TensorGPTSearchStrategy,
     TensorGPTSpaceGenerator,
     TuningStats,
@@ -24,6 +25,7 @@ register()
 __all__ = [
     "Generator",
     "PriorGenerator",
+    "SearchConfig",
     "TensorGPTSearchStrategy",
     "TensorGPTSpaceGenerator",
     "TuningStats",
