@@ -51,7 +51,7 @@ REFERENCE_TRIALS = 1000  # Ansor@1000: the seed's reference
 # records as a retrained TensorGPT), the uniform prior in the same loop (what a generator adds), and
 # the fixed pool of 256 (what sizing the pool to the search's time share costs), the grown
 # checkpoint with its router's mix (what choosing the experts from measurements adds)
-BASELINES = ("ansor", "tlm-ct", "tlm-ct-retrained", "prior", "tensorgpt-pool256", "tensorgpt-grown")
+BASELINES = ("ansor", "tlm-ct", "tlm-ct-retrained", "prior", "tensorgpt-pool256", "tensorgpt-carry75", "tensorgpt-grown")
 BOOTSTRAP_DRAWS = 2000
 
 
