@@ -49,7 +49,8 @@ ROWS = {"ansor@1000": "Ansor@1000", "ansor": "Ansor", "ansor-cm": "Ansor + Tenso
 REFERENCE_TRIALS = 1000  # Ansor@1000: the seed's reference
 # what the search issue's target compares TensorGPT with (TLM-CT also as retrained on the same
 # records as a retrained TensorGPT), the uniform prior in the same loop (what a generator adds), and
-# the fixed pool of 256 (what sizing the pool to the search's time share costs), the grown
+# the fixed pool of 256 (what sizing the pool to the search's time share costs), the default
+# carried pools (what other pool settings cost or save), the grown
 # checkpoint with its router's mix (what choosing the experts from measurements adds)
 BASELINES = ("ansor", "tlm-ct", "tlm-ct-retrained", "prior", "tensorgpt-pool256", "tensorgpt-carry75", "tensorgpt-grown")
 BOOTSTRAP_DRAWS = 2000
@@ -144,16 +145,18 @@ def seed_comparison(cells: list[dict], remeasured: dict[tuple[str, str, int], di
     out: dict = {"source": source, "seeds": seeds, "rows": {}}
     for base in (b for b in baselines if b in methods):
         for method in methods:
+            # the seeds both rows ran (a row added to a run later may have fewer: compared on those)
+            both = [s for s in seeds if all(any(k == m and s == z for m, _, z in value) for k in (method, base))]
             tasks = sorted({t for m, t, _ in value if m == method
-                            and all(value.get((k, t, s)) for k in (method, base) for s in seeds)})  # fmt: skip
-            if not tasks:
+                            and all(value.get((k, t, s)) for k in (method, base) for s in both)})  # fmt: skip
+            if not tasks or not both:
                 continue
-            logs = np.log([[value[(base, t, s)] / value[(method, t, s)] for s in seeds] for t in tasks])  # task x seed
+            logs = np.log([[value[(base, t, s)] / value[(method, t, s)] for s in both] for t in tasks])  # task x seed
             per_seed = np.exp(logs.mean(axis=0))
             draws = rng.integers(0, len(tasks), size=(BOOTSTRAP_DRAWS, len(tasks)))
             means = np.exp(logs[draws].mean(axis=1)).mean(axis=1)  # draw x seed -> mean over seeds
             out["rows"].setdefault(method, {})[base] = {
-                "mean": float(per_seed.mean()), "per_seed": dict(zip(seeds, map(float, per_seed))),
+                "mean": float(per_seed.mean()), "per_seed": dict(zip(both, map(float, per_seed))),
                 "ci95": [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))], "tasks": len(tasks)}  # fmt: skip
     return out
 
@@ -168,7 +171,8 @@ def _seed_section(comparison: dict, trials: int) -> list[str]:
     names = " and ".join(ROWS.get(b, b) for b in bases)
     lines = ["", f"**Against {names} at {trials} trials, seeds {', '.join(map(str, seeds))}.** Baseline latency "
              "÷ method latency (> 1: faster than the baseline), geometric mean over tasks per seed, then the mean "
-             f"over seeds; the seeds' lowest and highest; 95 % bootstrap interval over tasks ({BOOTSTRAP_DRAWS} "
+             f"over seeds (a row with fewer seeds than the run: over the seeds it has); the seeds' lowest and "
+             f"highest; 95 % bootstrap interval over tasks ({BOOTSTRAP_DRAWS} "
              f"draws). Latencies: {source}.", "",
              "| method | " + " | ".join(f"vs {ROWS.get(b, b)}@{trials} | seeds | 95 % interval" for b in bases) + " |",
              "|---|" + "---|---|---|" * len(bases)]  # fmt: skip

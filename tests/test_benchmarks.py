@@ -179,6 +179,9 @@ def test_seed_comparison_uses_remeasured_latencies_and_brackets_the_mean():
     assert "prior" not in remeasured["rows"]["tensorgpt"]  # a baseline that did not run is left out
     del again[("tlm-ct", "c", 2)]  # one cell not re-measured: the comparison falls back to the tuned values
     assert report.seed_comparison(cells, again)["source"] == "tuned"
+    # a row added later that ran seed 1 only is compared on that seed
+    late = cells + [_cell("prior", task, [us], 1) for task, us in (("a", 50.0), ("b", 5.0), ("c", 20.0))]
+    assert report.seed_comparison(late, {})["rows"]["prior"]["ansor"]["per_seed"] == pytest.approx({1: 2.0})
 
 
 def test_remeasure_again_keeps_every_earlier_batch(tmp_path):
