@@ -216,8 +216,18 @@ def test_parallel_mutations_reach_the_pool(llvm_target):
     decisions and must not be dropped as repeats before their module is hashed."""
     from tvm.s_tir.meta_schedule.mutator import MutateParallel
 
-    _, parents, pool, _ = _refined_pool(llvm_target, MutateParallel, threads=1, seed=11, num=8)
+    strategy, parents, pool, _ = _refined_pool(llvm_target, MutateParallel, threads=1, seed=11, num=8)
     assert pool and all(c.refined and c.key not in parents for c in pool)
+    # the child's annotation is part of its dedup key: a descendant that mutates its tiles back to
+    # decisions seen with the sketch's annotation is still new
+    state = strategy.state
+    for c in pool:
+        sketch = state.sketches[c.sketch]
+        assert sketch.annotations(c.trace) is not None
+        assert not state.first(c.sketch, c.decisions, sketch.annotations(c.trace))  # remembered by _refine
+    assert all(state.sketches[m.sketch].annotations(m.trace) is None for m in state.measured)
+    c = pool[0]
+    assert state.first(c.sketch, c.decisions, (("meta_schedule.parallel", 1),))  # another extent: new
 
 
 def test_refined_children_are_ranked_from_module_traces_and_measured_exactly(llvm_target):
@@ -258,6 +268,28 @@ def test_pool_keeps_the_search_within_its_time_share():
     fixed = TensorGPTSearchStrategy("prior", search=SearchConfig(time_share=None))
     assert fixed._pool_size(_TaskState(64, 16, [], cost_model=object()), 16) == 256
     assert fixed._pool_size(_TaskState(64, 16, [], cost_model=None), 16) == 16  # no ranking: the pool is the round
+
+
+def test_a_round_carries_its_share_and_makes_at_least_its_trials_anew():
+    """After the first round, ``carry`` of the pool comes from the last round's unchosen candidates
+    (as many as there are) and the rest is made anew; a small space that left few still makes a
+    whole round anew."""
+    from tvm_tensorgpt.plugin.strategy import SearchConfig, TensorGPTSearchStrategy, _TaskState
+
+    strategy = TensorGPTSearchStrategy("prior", search=SearchConfig(pool=256, first_pool=128, carry=0.75))
+    state = _TaskState(64, 16, [], cost_model=object())
+    assert strategy._round_plan(state, 16) == (0, 128)  # the first pool, nothing to carry
+    state.slots, state.carried = 128, [object()] * 112
+    assert strategy._round_plan(state, 16) == (112, 64)  # grows: 112 carried, a quarter of 256 anew
+    state.carried = [object()] * 240
+    assert strategy._round_plan(state, 16) == (192, 64)
+    state.carried = [object()] * 3
+    assert strategy._round_plan(state, 16) == (3, 64)
+    assert strategy._round_plan(state, 4) == (3, 64)  # 4 trials: pool of 4 x 64, 3 carried, 64 anew
+    small = TensorGPTSearchStrategy("prior", search=SearchConfig(pool=16, carry=0.75))
+    state.carried = [object()] * 2
+    assert small._round_plan(state, 16) == (2, 14)  # 4 anew is less than the round: 16 - 2 carried
+    assert small._round_plan(_TaskState(64, 16, [], cost_model=None), 16) == (0, 16)  # no ranking: no carry
 
 
 def test_unchosen_candidates_are_carried_to_the_next_round(llvm_target):

@@ -107,10 +107,12 @@ class Sketch:
     # per location structure (slot, earlier location decisions): how many consumers the block has
     # and how many loops the first one sits in (what a module trace's GetConsumers/GetLoops return)
     _counts: dict[tuple, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
+    _annotations: tuple = field(init=False, repr=False)  # see ``annotations``
 
     def __post_init__(self) -> None:
         self._schedule = Schedule(self.mod, seed=1, debug_mask="none", error_render_level="none")
         self._insts = list(self.trace.insts)
+        self._annotations = _constant_annotations(self._insts)
         self._positions = [i for i, inst in enumerate(self._insts) if is_sampling(inst)]
         self._sampling = [self._insts[i] for i in self._positions]
         self._readers = {}
@@ -167,6 +169,14 @@ class Sketch:
                 raise ValueError(f"trace samples {inst.kind.name} where the sketch has {slot.inst_kind}")
             out.append(_plain_decision(slot.kind, trace.decisions.get(inst)))
         return out
+
+    def annotations(self, trace: Trace) -> tuple | None:
+        """What another trace of this sketch sets that its decisions do not say: its constant
+        annotation values (``MutateParallel`` rewrites the parallel extent), None where they are the
+        sketch's own. With the decisions, it tells two traces' modules apart. Only the sketch's
+        part of the trace counts: postprocessors append annotations made from the decisions."""
+        values = _constant_annotations(list(trace.insts)[: len(self._insts)])
+        return None if values == self._annotations else values
 
     def legal_locations(self, decided: Sequence[Decision]) -> tuple[int, ...]:
         """Legal compute locations of slot ``len(decided)`` given the decisions before it.
@@ -440,6 +450,12 @@ def _scan_locations(sch: Schedule, nests: Sequence[Sequence[Any]], inline: bool)
 
 def _is_one(extent: Any) -> bool:
     return isinstance(extent, tvm.tirx.IntImm) and int(extent) == 1
+
+
+def _constant_annotations(insts: Sequence[Instruction]) -> tuple[tuple[str, int], ...]:
+    """(key, value) of each Annotate instruction whose value is a constant, not a sampled variable."""
+    return tuple((str(inst.attrs[0]), int(inst.inputs[1])) for inst in insts
+                 if inst.kind.name == "Annotate" and isinstance(inst.inputs[1], (int, tvm.tirx.IntImm)))  # fmt: skip
 
 
 def _plain_decision(kind: str, decision: Any) -> Decision:

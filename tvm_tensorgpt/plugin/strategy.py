@@ -29,7 +29,6 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir import Schedule
 from tvm.s_tir.schedule import Trace
 from tvm.s_tir.meta_schedule.arg_info import ArgInfo
-from tvm.s_tir.meta_schedule.mutator import MutateParallel
 from tvm.s_tir.meta_schedule.profiler import Profiler
 from tvm.s_tir.meta_schedule.runner import RunnerResult
 from tvm.s_tir.meta_schedule.search_strategy import MeasureCandidate, PySearchStrategy, SearchStrategy
@@ -210,6 +209,11 @@ class _TaskState:
         self.pending: list[_Candidate] = []
         self.carried: list[_Candidate] = []  # the last pool's unchosen candidates, best-ranked first
 
+    @property
+    def first_round(self) -> bool:
+        """Nothing made yet: nothing to carry, and ``SearchConfig.first_pool`` applies."""
+        return self.slots == 0
+
     def best(self, top: int) -> list[_Measured]:
         return sorted((m for m in self.measured if np.isfinite(m.latency)), key=lambda m: m.latency)[:top]
 
@@ -237,12 +241,13 @@ class _TaskState:
         allowance = share / (1 - share) * (self.measure_s + measure_next) - self.search_s
         return int(allowance / (self.search_s / self.slots))
 
-    def first(self, sketch: int | None, decisions: Sequence[Decision] | None) -> bool:
-        """Whether this decision set is new to the task (and remember it). Unknown ones count as
-        new, and so do sets that leave a decision to TVM (None: sampled anew at each replay)."""
+    def first(self, sketch: int | None, decisions: Sequence[Decision] | None, annotations: tuple | None = None) -> bool:
+        """Whether this decision set, with these annotations (``Sketch.annotations``; None: the
+        sketch's own), is new to the task (and remember it). Unknown ones count as new, and so do
+        sets that leave a decision to TVM (None: sampled anew at each replay)."""
         if sketch is None or decisions is None or any(d is None for d in decisions):
             return True
-        key = (sketch, tuple(decisions))
+        key = (sketch, tuple(decisions), annotations)
         if key in self.decided:
             return False
         self.decided.add(key)
@@ -339,12 +344,10 @@ class TensorGPTSearchStrategy(PySearchStrategy):
             return None  # None (not []) tells the task scheduler this task is finished
         started_round = time.perf_counter()
         size = min(state.per_iter, state.max_trials - state.trials)
-        want = self._pool_size(state, size)
-        new = want - int(want * self.search.carry) if state.slots else want  # the pool slots this round makes anew
-        pool = state.carried[: want - new]
-        new = max(new, size - len(pool))  # too few carried (a small space): enough for the round
+        carried, new = self._round_plan(state, size)
+        pool = state.carried[:carried]
         seen_now = {c.key for c in pool}
-        want = len(pool) + new
+        want = carried + new
         progress = state.trials / max(1, state.max_trials - state.per_iter)
         low, high = self.search.refine_share
         refine = int(new * (low + (high - low) * min(1.0, progress))) if state.best(1) else 0
@@ -500,11 +503,21 @@ class TensorGPTSearchStrategy(PySearchStrategy):
     def _seed(self) -> int:
         return int(self.rng.integers(1, 2**31 - 1))  # TVM accepts 1 .. 2^31-1 only
 
+    def _round_plan(self, state: _TaskState, size: int) -> tuple[int, int]:
+        """(carried, new): how many of the last round's unchosen candidates the round of ``size``
+        trials keeps, and how many pool slots it makes anew (see ``SearchConfig``). Too few carried
+        (a small space): at least the round's trials are made anew."""
+        want = self._pool_size(state, size)
+        if state.first_round or state.cost_model is None:
+            return 0, want
+        carried = min(int(want * self.search.carry), len(state.carried))
+        return carried, max(want - int(want * self.search.carry), size - carried)
+
     def _pool_size(self, state: _TaskState, size: int) -> int:
         """How many candidates the round of ``size`` trials proposes (see ``SearchConfig``)."""
         if state.cost_model is None:
             return size
-        first = state.slots == 0 and self.search.first_pool is not None
+        first = state.first_round and self.search.first_pool is not None
         want = min(self.search.first_pool if first else self.search.pool, self.search.pool_per_trial * size)
         if self.search.time_share is not None:
             floor = self.search.min_pool_per_trial * size
@@ -583,9 +596,9 @@ class TensorGPTSearchStrategy(PySearchStrategy):
         """Up to ``num`` neighbours of the best measured schedules: a mutator (drawn by its
         probability) applied to a parent's trace, replayed and postprocessed as MetaSchedule's
         evolutionary search does. Children keep their parent's sketch (mutators keep the structure);
-        a child whose decisions were realised before is dropped before it is replayed, except a
-        ``MutateParallel`` child: that mutator rewrites an annotation, not a decision, so its child
-        repeats its parent's decisions and only the module's hash (``_admit``) tells a repeat.
+        a child whose decisions and annotations were realised before is dropped before it is
+        replayed (``MutateParallel`` rewrites an annotation, not a decision: its child repeats its
+        parent's decisions, and so may the tile-mutated children of that child).
         A child is replayed from its module trace where one can be made (``Sketch.module_trace``),
         exactly once it is chosen (``_exact``)."""
         mutators, weights = self.mutators
@@ -604,7 +617,8 @@ class TensorGPTSearchStrategy(PySearchStrategy):
                 if trace is None:
                     continue
                 decisions = self._decisions(state, parent.sketch, trace)
-                if isinstance(mutator, MutateParallel) or state.first(parent.sketch, decisions):
+                annotations = None if parent.sketch is None else state.sketches[parent.sketch].annotations(trace)
+                if state.first(parent.sketch, decisions, annotations):
                     jobs.append((parent, trace, decisions, self._seed()))
                 else:
                     stats.duplicates += 1
