@@ -130,8 +130,9 @@ class SearchConfig:
     latency (0.997x per trial, 3 seeds) and about half the search time (docs/benchmarks.md,
     "fifteenth run"). ``first_pool`` (None: ``pool``) is the first round's pool: the later ones
     grow from what it left by their new share each round, up to ``pool``. A first pool of 128
-    brought the search under 10 % of the wall at 0.96-1.00x per trial (2 seeds, "sixteenth run":
-    within re-measurement noise); not the default until more seeds say so.
+    brought the search under 10 % of the wall at 0.96-1.00x per trial on one machine (2 seeds,
+    "sixteenth run"), but with ``carry=0.875`` cost 5 % per trial on another (3 seeds,
+    "seventeenth run", where 7/8 carried alone cost 4.4 %): neither is the default.
     ``prior_share`` of the generator's proposals come from the uniform prior (a
     ``MixtureGenerator``), so a generator worse than uniform cannot drag the search below it;
     a generator that mixes the prior in per token (``SamplingConfig.prior_mix``) is left alone.
