@@ -36,7 +36,7 @@ def test_quick_benchmark_runs_each_kind_of_row_and_reports(tmp_path):
     command = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--json", "--out", str(tmp_path / "run"),
                "--checkpoints", str(tmp_path / "ckpt"), "--data-dir", str(data), "--work-root", str(tmp_path),
                "--methods", ",".join(QUICK_ROWS)]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)  # ~13 min on 2 cores: a cell per row and task
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)  # ~20 min on the 2-core Intel VM: a cell per row and task
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout)
     cells = results["cells"]
