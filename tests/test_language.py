@@ -327,7 +327,8 @@ def test_module_trace_of_a_measured_trace_or_none(task_spaces, monkeypatch):
 
 def test_location_scan_is_trusted_only_after_agreeing_with_tvms_probe(task_spaces, monkeypatch):
     """Legal locations come from TVM's probe until the scan of the loops agreed SCAN_CHECKS times
-    for that structure, and from the probe for good once a scan disagreed."""
+    for that slot and consumer nest, and from the probe for good once a scan disagreed."""
+    from tvm_tensorgpt.language import locations as locations_module
     from tvm_tensorgpt.language import sketch as sketch_module
 
     context, spaces, _ = task_spaces["conv2d-resnet"]
@@ -346,10 +347,61 @@ def test_location_scan_is_trusted_only_after_agreeing_with_tvms_probe(task_space
     assert all(sketch.legal_locations(prefix) == truth for _ in range(sketch_module.SCAN_CHECKS + 3))
     assert len(probes) == sketch_module.SCAN_CHECKS
 
-    monkeypatch.setattr(sketch_module, "_scan_locations", lambda *args: (-1,))  # a scan that is wrong
+    for module in (sketch_module, locations_module):  # a scan that is wrong (NestShape predicts with it too)
+        monkeypatch.setattr(module, "scan_rule", lambda *args: (-1,))
     sketch, where = fresh()
     assert all(sketch.legal_locations(prefix) == truth for _ in range(sketch_module.SCAN_CHECKS + 3))
     assert len(probes) == sketch_module.SCAN_CHECKS + 3
+
+
+def test_nest_shape_learns_where_extents_come_from_and_gives_up_on_what_it_cannot_explain():
+    """A loop's extent is a constant or one part of one earlier tile decision: once predictions
+    from the sources that matched every replay agreed SHAPE_CHECKS times, the legal set comes from
+    the decisions alone; an extent no single source explains (a product of tile parts) stops it."""
+    from tvm_tensorgpt.language.locations import SHAPE_CHECKS, NestShape, scan_rule
+
+    kinds = ("S", "S", "R")
+    shape = NestShape()
+    for i in range(SHAPE_CHECKS + 2):
+        assert shape.predict([(1, 4), 3]) is None  # not trusted yet
+        tile = (1 + i % 2, 8 // (1 + i % 2))
+        extents = (tile[0], 7, 2)  # loop 0: part 0 of slot 0; loops 1, 2: constants
+        shape.learn([tile, 3], kinds, extents, False, scan_rule(kinds, [e == 1 for e in extents], False))
+    assert shape.sources == [{(0, 0)}, {("=", 7)}, {("=", 2)}]
+    assert shape.predict([(1, 8), 3]) == (-1, 1)  # the unit loop is skipped (and the trailing reduction)
+    assert shape.predict([(2, 4), 3]) == (-1, 0, 1)
+    assert shape.predict([None, 3]) is None  # a tile left to TVM: replay
+
+    product = NestShape()
+    product.learn([(2, 3)], ("S",), (6,), False, (-1, 0))
+    product.learn([(1, 2)], ("S",), (2,), False, (-1, 0))
+    assert product.agreed == -1
+    wrong = NestShape()
+    wrong.learn([(2, 3)], ("S",), (2,), False, (-1,))  # TVM's set is not the rule's
+    assert wrong.agreed == -1
+
+
+def test_learned_nest_shapes_skip_the_replay_with_tvms_answer(task_spaces, monkeypatch):
+    """After decoding enough rows of a conv2d sketch, legal locations of new decision sets come
+    without a replay, and they are the sets TVM's probing finds."""
+    context, spaces, _ = task_spaces["conv2d-resnet"]
+    sketch = Sketch.from_schedule(context.mod, spaces[0])
+    where = next(i for i, s in enumerate(sketch.slots) if s.kind == LOCATION)
+    prior = PriorGenerator(tvm_locations=False)
+    rng = np.random.default_rng(7)
+    prior.generate([sketch], 40, rng)  # decoding asks for each row's legal locations: the shape learns
+    replays = []
+    real = sketch.replay_to
+    monkeypatch.setattr(sketch, "replay_to", lambda *args: replays.append(1) or real(*args))
+    predicted = 0
+    for proposal in prior.generate([sketch], 20, rng):
+        prefix = proposal.decisions[:where]
+        before = len(replays)
+        legal = sketch.legal_locations(prefix)
+        if len(replays) == before:
+            predicted += 1
+            assert legal == _exhaustive_locations(sketch, prefix)
+    assert predicted >= 15
 
 
 def _cuda_sketches(workload: str, profile: str):

@@ -189,10 +189,10 @@ class ModelGenerator(Generator):
         out: list[Proposal] = []
         picks: list[int] = []  # a sketch index per row to decode
         wanted: dict[int, int] = {}  # rows each sketch still needs once its kept ones are used
+        kept = self._kept(sketches)
         for index, count in enumerate(counts):
-            kept = self._kept(sketches[index])
-            take = min(int(count), len(kept))
-            out += [Proposal(index, kept.pop()) for _ in range(take)]
+            take = min(int(count), len(kept[index]))
+            out += [Proposal(index, kept[index].pop()) for _ in range(take)]
             wanted[index] = int(count) - take
             if wanted[index]:
                 picks += [index] * max(wanted[index], ahead)
@@ -201,19 +201,23 @@ class ModelGenerator(Generator):
                 wanted[index] -= 1
                 out.append(Proposal(index, decisions))
             else:
-                self._kept(sketches[index]).append(decisions)
+                kept[index].append(decisions)
         return out
 
-    def _kept(self, sketch: Sketch) -> list[list[Decision]]:
-        """The rows decoded ahead for ``sketch`` under the present conditions (a list to take from
-        and add to); rows decoded under others are dropped."""
+    def _kept(self, sketches: Sequence[Sketch]) -> list[list[list[Decision]]]:
+        """Per sketch, the rows decoded ahead for it under the present conditions (a list to take
+        from and add to); rows decoded under others are dropped. The conditions are read once a
+        call: the weights' version sums over every parameter."""
         conditions = (self.profile, self.base_only, self.sampling, self.filters, self.net.weights_version())
-        ref, made_under, kept = self._ahead.get(id(sketch), (None, None, None))
-        if ref is None or ref() is not sketch or made_under != conditions or kept is None:
-            self._ahead = {k: v for k, v in self._ahead.items() if v[0]() is not None}  # forget dead sketches
-            kept = []
-            self._ahead[id(sketch)] = (weakref.ref(sketch), conditions, kept)
-        return kept
+        self._ahead = {k: v for k, v in self._ahead.items() if v[0]() is not None}  # forget dead sketches
+        out = []
+        for sketch in sketches:
+            ref, made_under, kept = self._ahead.get(id(sketch), (None, None, None))
+            if ref is None or ref() is not sketch or made_under != conditions or kept is None:
+                kept = []
+                self._ahead[id(sketch)] = (weakref.ref(sketch), conditions, kept)
+            out.append(kept)
+        return out
 
     def _decode(self, sketches: Sequence[Sketch], picks: list[int], vector: torch.Tensor,
                 generator: torch.Generator) -> list[tuple[int, list[Decision]]]:  # fmt: skip

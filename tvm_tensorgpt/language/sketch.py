@@ -21,6 +21,7 @@ from tvm.s_tir import Schedule
 from tvm.s_tir.schedule import Instruction, InstructionKind, LoopRV, SBlockRV, Trace
 
 from ..tvm_glue import TVM_ERRORS
+from .locations import NestShape, scan_rule
 
 logger = logging.getLogger(__name__)
 
@@ -93,9 +94,11 @@ class Sketch:
     instructions: list[tuple[str, tuple[Any, ...], tuple[int, ...]]] = field(default_factory=list)
     # the block each location slot places, by name (names survive a replay, random variables do not)
     location_blocks: dict[int, str] = field(default_factory=dict)
-    # per location structure (see ``legal_locations``): how many probes the scan has matched so far,
-    # -1 once one disagreed (that structure is always probed)
+    # per slot and consumer nest (see ``legal_locations``): how many probes the scan has matched so
+    # far, -1 once one disagreed (that nest is always probed)
     _scan_checks: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)
+    # per location structure without a replay (slot, earlier location decisions): its loops' extents
+    _shapes: dict[tuple, NestShape] = field(default_factory=dict, repr=False, compare=False)
     _sampling: list[Instruction] = field(init=False, repr=False)  # the slots' instructions, in order
     _positions: list[int] = field(init=False, repr=False)  # where each slot's instruction is in the trace
     # the unscheduled workload: copying it is far cheaper than making a Schedule of ``mod`` (``blank``)
@@ -184,25 +187,36 @@ class Sketch:
         TVM skips loops of extent 1, so the set depends on earlier tile sizes: the sketch is
         replayed up to that instruction (one call into TVM) and the set read off the live schedule.
         TVM's probe tries a compute-at on every candidate loop, most of a sampled candidate's cost,
-        so ``_scan_locations`` applies TVM's rule to the loops without those trials; for each
-        location structure (slot, consumers, earlier locations) the probe is still run until
-        ``SCAN_CHECKS`` scans in a row agreed with it, and forever once one did not.
+        so ``scan_rule`` applies TVM's rule to the loops (``_nest_loops``) without those trials; for
+        each slot and consumer nest (the consumers and their loop counts, whatever the earlier
+        locations: a softmax sketch has hundreds of those combinations, each probed until trusted
+        when they were part of the key) the probe is still run until ``SCAN_CHECKS`` scans in a
+        row agreed with it, and forever once one did not. The replay
+        itself is skipped once the structure's ``NestShape`` (where each loop's extent comes from)
+        predicted ``SHAPE_CHECKS`` replays right.
         """
         target = len(decided)
         if self.slots[target].kind != LOCATION:
             raise ValueError(f"slot {target} is a {self.slots[target].kind} slot, not a location")
         placed = self._placed(target, decided)
+        shape = self._shapes.setdefault(placed, NestShape())
+        predicted = shape.predict(decided)
+        if predicted is not None:
+            return predicted
         sch = self.replay_to(target, decided)
         block, consumers, nests = self._consumer_nests(sch, target, placed)
-        structure = (placed, tuple((sch.get(c).name_hint, len(n)) for c, n in zip(consumers, nests)))
+        structure = (target, tuple((sch.get(c).name_hint, len(n)) for c, n in zip(consumers, nests)))
         checks = self._scan_checks.get(structure, 0)
         inline = -2 in self.slots[target].choices  # structural: as in the design space
-        scanned = _scan_locations(sch, nests, inline) if checks >= 0 else None
+        kinds, extents = _nest_loops(sch, nests)
+        scanned = scan_rule(kinds, [e == 1 for e in extents], inline) if checks >= 0 else None
         if scanned is not None and checks >= SCAN_CHECKS:
-            return scanned
-        legal = _legal_locations(sch, block, inline)
-        if scanned is not None:
-            self._scan_checks[structure] = checks + 1 if scanned == legal else -1
+            legal = scanned
+        else:
+            legal = _legal_locations(sch, block, inline)
+            if scanned is not None:
+                self._scan_checks[structure] = checks + 1 if scanned == legal else -1
+        shape.learn(decided, kinds, extents, inline, legal)
         return legal
 
     def blank(self, seed: int = 1) -> Schedule:
@@ -395,7 +409,7 @@ def _legal_locations(sch: Schedule, block: Any, inline: bool | None) -> tuple[in
     extent 1. TVM snaps an illegal location to the deepest legal one above it, so one probe past
     the last loop finds the deepest; inline legality is structural, so ``inline`` (known from the
     design space) saves its probe. TVM's probe tries a compute-at per candidate loop:
-    ``_scan_locations`` gives the same set without those trials. Checked against probing
+    ``scan_rule`` gives the same set without those trials. Checked against probing
     every index in tests.
     """
 
@@ -413,39 +427,20 @@ def _legal_locations(sch: Schedule, block: Any, inline: bool | None) -> tuple[in
     return tuple(([-2] if inline else []) + [-1] + inner)
 
 
-def _scan_locations(sch: Schedule, nests: Sequence[Sequence[Any]], inline: bool) -> tuple[int, ...]:
-    """TVM's CollectComputeLocation read off the loops, without its trial compute-at per loop.
-
-    ``nests``: each consumer's loops, outermost first. Candidates are the loops of the first
-    consumer down to the consumers' lowest common loop;
-    loops of extent 1 are skipped, the scan stops at a data-parallel loop after a reduction loop
-    and at a reduction loop past the last data-parallel one. Where TVM's trial would refuse a
-    loop this set is wrong, which is why ``Sketch.legal_locations`` checks it against probes.
-    """
-    out = ([-2] if inline else []) + [-1]
+def _nest_loops(sch: Schedule, nests: Sequence[Sequence[Any]]) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+    """The iteration kind and constant extent (None: not a constant) of each loop of the first
+    consumer down to the consumers' lowest common loop: the candidates of TVM's rule."""
     if not nests:
-        return tuple(out)
+        return (), ()
     fors = [[sch.get(rv) for rv in nest] for nest in nests]
     common = len(fors[0])  # loops every consumer sits in (TVM's boundary: the lowest common ancestor)
     for nest in fors[1:]:
         common = next((i for i, (a, b) in enumerate(zip(nest, fors[0][:common])) if not a.same_as(b)),
                       min(common, len(nest)))  # fmt: skip
     loops = list(zip(nests[0], fors[0]))[:common]
-    kinds = [_GET_LOOP_ITER_TYPE(sch, rv) for rv, _ in loops]
-    last_spatial = max((i for i, kind in enumerate(kinds) if kind == "S"), default=-1)
-    reduced = False
-    for i, (_, loop) in enumerate(loops):
-        if _is_one(loop.extent):
-            continue
-        if kinds[i] == "S":
-            if reduced:
-                break
-        else:
-            reduced = True
-            if i > last_spatial:
-                break
-        out.append(i)
-    return tuple(out)
+    kinds = tuple(str(_GET_LOOP_ITER_TYPE(sch, rv)) for rv, _ in loops)
+    extents = tuple(int(loop.extent) if isinstance(loop.extent, tvm.tirx.IntImm) else None for _, loop in loops)
+    return kinds, extents
 
 
 def _is_one(extent: Any) -> bool:
