@@ -129,23 +129,24 @@ def test_mixture_splits_every_pool_and_the_strategy_mixes_in_the_prior(task_spac
 
 
 def test_rows_decoded_ahead_serve_the_next_calls(task_spaces, llvm_target):
-    """A sketch is decoded ``ahead`` rows at a time: a later call that the kept rows cover decodes
-    nothing; a generator that adapts (its distribution moves between rounds) keeps nothing."""
+    """A sketch is decoded up to ``ahead`` rows at a time, at most ``ahead_factor`` times the rows
+    asked: a later call that the kept rows cover decodes nothing; a generator that adapts (its
+    distribution moves between rounds) keeps nothing."""
     from tvm_tensorgpt.generators.model import AdaptConfig, ModelGenerator
     from tvm_tensorgpt.hardware import universe_standardizer
 
     _, _, sketches = task_spaces["matmul-128"]
-    generator = ModelGenerator(tiny_net(), universe_standardizer(), ahead=16)
+    generator = ModelGenerator(tiny_net(), universe_standardizer(), ahead=16, ahead_factor=2.0)
     generator.prepare(llvm_target)
     decoded = []
     real = generator._decode
     generator._decode = lambda sk, picks, *rest: decoded.append(len(picks)) or real(sk, picks, *rest)
     rng = np.random.default_rng(4)
-    first = generator.generate(sketches[:1], 5, rng)
-    again = generator.generate(sketches[:1], 11, rng)
-    assert decoded == [16] and len(first) == 5 and len(again) == 11
-    assert all(p.sketch_index == 0 and len(p.decisions) == len(sketches[0].slots) for p in first + again)
-    assert len(generator.generate(sketches[:1], 3, rng)) == 3 and decoded == [16, 16]
+    calls = [generator.generate(sketches[:1], n, rng) for n in (5, 4, 11, 6)]
+    assert [len(c) for c in calls] == [5, 4, 11, 6]
+    assert decoded == [10, 16]  # 5 asked: 10 decoded, 4 served; 11 asked, 1 kept: 16 (not 20) decoded, 6 served
+    assert all(p.sketch_index == 0 and len(p.decisions) == len(sketches[0].slots) for c in calls for p in c)
+    assert generator._kept(sketches[:1]) == [[]]
     adapting = ModelGenerator(tiny_net(), universe_standardizer(), ahead=16, adapt=AdaptConfig(steps=1))
     adapting.prepare(llvm_target)
     assert len(adapting.generate(sketches[:1], 5, rng)) == 5 and adapting._kept(sketches[:1]) == [[]]

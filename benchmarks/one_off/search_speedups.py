@@ -26,8 +26,7 @@ from tvm_tensorgpt.plugin.strategy import TaskStats, TensorGPTSearchStrategy
 from tvm_tensorgpt.tvm_glue import load_tensor_intrinsics
 from tvm_tensorgpt.workloads.tasks import get_task
 
-ROUNDS = (128, 25, 17, 8)
-
+from decode_ahead import ask_as_a_tune  # the same calls a tune makes
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -45,17 +44,12 @@ def main() -> None:
     generator.generate(sketches[:1], 8, np.random.default_rng(0))  # warm-up
     out: dict = {"task": args.task, "profile": args.profile, "generate_s": {"0": [], "64": []},
                  "refine_s": {"exact": [], "module": []}, "refine_children": {"exact": [], "module": []}}
+    generator.ahead_factor = float("inf")  # as before the factor (benchmarks/one_off/decode_ahead.py)
     for rep in range(args.reps):
         for ahead in (0, 64):
             generator.ahead = ahead
             generator._ahead.clear()
-            rng = np.random.default_rng(rep)
-            started = time.perf_counter()
-            for want in ROUNDS:
-                for index, count in enumerate(rng.multinomial(want, np.full(len(sketches), 1 / len(sketches)))):
-                    if count:
-                        generator.generate([sketches[index]], int(count), rng)
-            out["generate_s"][str(ahead)].append(round(time.perf_counter() - started, 3))
+            out["generate_s"][str(ahead)].append(ask_as_a_tune(generator, sketches, np.random.default_rng(rep)))
     strategy = TensorGPTSearchStrategy(PriorGenerator(tvm_locations=False))
     context = ms.TuneContext(mod=mod, target=target, space_generator="tensorgpt", search_strategy=strategy,
                              num_threads=2, rand_state=3)  # fmt: skip

@@ -4,10 +4,13 @@ It learns the device from the tuning's target (``prepare``): the profile's bucke
 the prompt and its standardized vector (with the checkpoint's standardization) into the KV prefix.
 Torch runs on one thread: two threads against busy TVM builders were ~20x slower here. Candidates
 are sampled ``batch`` at a time (default 512: the rows of one sketch share its prompt and their
-first tokens' work, so a larger batch costs less per candidate). A sketch is decoded at least
-``ahead`` rows at a time and the rows not asked for serve the next calls on it: a search's later
-rounds ask for a few candidates per sketch, where a decoding step costs about what a batch of 64
-costs (not while adapting or choosing experts, which change the distribution between rounds).
+first tokens' work, so a larger batch costs less per candidate). A sketch is decoded up to
+``ahead`` rows at a time, at most ``ahead_factor`` times the rows asked, and the rows not asked for
+serve the next calls on it: a search's later rounds ask for a few candidates per sketch, where a
+decoding step costs about what a batch of 64 costs (not while adapting or choosing experts, which
+change the distribution between rounds). The factor bounds the waste of rows never asked for on
+tasks with many sketches (a softmax has 9: 64 rows each decoded 576 for the 175 a tune asked), where
+a row's legal compute locations can cost a replay each.
 
 ``observe`` feeds online adaptation (``AdaptConfig``): before each round, a few weighted SFT steps
 on the fastest schedules measured so far on this device, so the model leans towards what worked
@@ -99,6 +102,7 @@ class ModelGenerator(Generator):
         filters: Sequence[Filter] = (),
         batch: int = 512,
         ahead: int = 64,
+        ahead_factor: float = 2.0,
         adapt: AdaptConfig = AdaptConfig(),
         device_limits: bool = True,
         choice: ExpertChoice = ExpertChoice(),
@@ -110,8 +114,9 @@ class ModelGenerator(Generator):
         self.filters = tuple(filters)
         self.batch = batch
         self.ahead = ahead
+        self.ahead_factor = ahead_factor
         # rows decoded ahead, per sketch (by id, with a weak reference that tells a reused id) and
-        # the conditions they were decoded under (``_conditions``)
+        # the conditions they were decoded under (``_kept``)
         self._ahead: dict[int, tuple[weakref.ref, tuple, list[list[Decision]]]] = {}
         self.adapt = adapt
         self.choice = choice
@@ -195,7 +200,7 @@ class ModelGenerator(Generator):
             out += [Proposal(index, kept[index].pop()) for _ in range(take)]
             wanted[index] = int(count) - take
             if wanted[index]:
-                picks += [index] * max(wanted[index], ahead)
+                picks += [index] * max(wanted[index], int(min(ahead, self.ahead_factor * wanted[index])))
         for index, decisions in self._decode(sketches, picks, vector, generator) if picks else []:
             if wanted[index]:
                 wanted[index] -= 1
