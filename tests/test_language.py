@@ -404,6 +404,29 @@ def test_learned_nest_shapes_skip_the_replay_with_tvms_answer(task_spaces, monke
     assert predicted >= 15
 
 
+def test_prior_decodes_the_locations_a_sketch_knows_and_leaves_the_rest_to_tvm(task_spaces):
+    """The prior's default (``tvm_locations=UNKNOWN``) leaves a location to TVM until its structure
+    is learned, then draws it from the known legal set; after a location left to TVM, every later
+    one is left too (the replay is exact anyway)."""
+    context, spaces, _ = task_spaces["conv2d-resnet"]
+    sketch = Sketch.from_schedule(context.mod, spaces[0])
+    where = next(i for i, s in enumerate(sketch.slots) if s.kind == LOCATION)
+    prior, rng = PriorGenerator(), np.random.default_rng(11)
+    assert all(p.decisions[where] is None for p in prior.generate([sketch], 8, rng))
+    PriorGenerator(tvm_locations=False).generate([sketch], 40, rng)  # decoding every location teaches the sketch
+    decided = [p.decisions for p in prior.generate([sketch], 8, rng)]
+    assert all(d[where] is not None and d[where] in sketch.legal_locations(d[:where]) for d in decided)
+
+    many = max(task_spaces["softmax-bert"][2], key=lambda s: sum(slot.kind == LOCATION for slot in s.slots))
+    state = DecodingState(many, tvm_locations="unknown")
+    while not state.done:
+        state.step(state.legal_tokens()[0])
+    locations = [d for d, s in zip(state.decisions(), state.sketch.slots) if s.kind == LOCATION]
+    assert len(locations) > 1 and all(d is None for d in locations)  # nothing learned: all left to TVM
+    with pytest.raises(ValueError, match="tvm_locations"):
+        DecodingState(sketch, tvm_locations="sometimes")
+
+
 def _cuda_sketches(workload: str, profile: str):
     from tvm_tensorgpt.hardware import get_profile
 

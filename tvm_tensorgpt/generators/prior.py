@@ -13,6 +13,7 @@ from tvm.target import Target
 
 from ..hardware import profile_from_target
 from ..language import Decision, DecodingState, Filter, Sketch, device_filters
+from ..language.constraints import UNKNOWN
 from .base import Generator, Proposal
 
 
@@ -20,13 +21,19 @@ class PriorGenerator(Generator):
     """Uniform over legal tokens at every step, sketches chosen uniformly.
 
     ``filters`` are extra legality masks (e.g. device limits) applied at every step. Compute
-    locations are left to TVM's sampler (decision None), which is uniform over the legal ones:
-    decoding them here (``tvm_locations=False``, from ``Sketch.legal_locations``) replays the
-    prefix once per location slot, which costs more than the exact replay saves over a module
-    trace (``Sketch.apply``) on sketches with several location slots.
+    locations whose legal set the sketch knows without a replay (``Sketch.known_locations``: a
+    structure learned while the model decoded) are drawn here; the others are left to TVM's
+    sampler (decision None), which is uniform over the same legal set (``tvm_locations``: see
+    ``DecodingState``). A location left to TVM makes the candidate's replay exact, a trial
+    compute-at per loop: the prior's 178 candidates of a tune took 1.9 s to make that way on the
+    held-out ResNet-50 conv and 3.1 s on a conv3d, against 1.0 s and 1.3 s with every location
+    decoded (``benchmarks/results/prior_locations_emr.json``); but decoding a location whose set is
+    not known replays the prefix per row, which costs more on sketches with many location
+    structures (a softmax: 1.9 s against 0.6-0.8 s). ``tvm_locations=False`` decodes every location
+    (replaying where needed), True leaves all to TVM.
     """
 
-    def __init__(self, filters: Sequence[Filter] = (), tvm_locations: bool = True,
+    def __init__(self, filters: Sequence[Filter] = (), tvm_locations: bool | str = UNKNOWN,
                  device_limits: bool = True) -> None:  # fmt: skip
         self.filters = tuple(filters)
         self.tvm_locations = tvm_locations

@@ -21,6 +21,8 @@ from .codec import decision_tokens
 from .sketch import CATEGORICAL, LOCATION, TILE, Decision, DecisionSlot, Sketch
 from .vocab import VOCAB, Vocabulary
 
+UNKNOWN = "unknown"  # DecodingState(tvm_locations=UNKNOWN): TVM samples the locations not known without a replay
+
 logger = logging.getLogger(__name__)
 
 
@@ -138,7 +140,10 @@ class DecodingState:
     decode to None, which lets TVM sample them. With ``tvm_locations`` compute-location slots are
     left to TVM the same way: its sampler draws uniformly from the live legal set, which saves the
     replay ``Sketch.legal_locations`` needs, but a decision set with a location left open can only
-    be realised exactly (``Sketch.apply``), at TVM's cost of a trial compute-at per loop.
+    be realised exactly (``Sketch.apply``), at TVM's cost of a trial compute-at per loop. With
+    ``tvm_locations=UNKNOWN`` only the locations whose legal set the sketch cannot tell without a
+    replay (``Sketch.known_locations``) are left to TVM, and every location after one that was: a
+    learned structure's location costs nothing to decode and spares the exact replay.
     """
 
     def __init__(
@@ -146,13 +151,16 @@ class DecodingState:
         sketch: Sketch,
         filters: Sequence[Filter] = (),
         vocab: Vocabulary = VOCAB,
-        tvm_locations: bool = False,
+        tvm_locations: bool | str = False,
     ) -> None:
+        if tvm_locations not in (False, True, UNKNOWN):
+            raise ValueError(f"tvm_locations is True, False or {UNKNOWN!r}, not {tvm_locations!r}")
         self.sketch = sketch
         self.filters = tuple(filters)
         self.vocab = vocab
+        self.known_only = tvm_locations == UNKNOWN
         self.modelled = [
-            is_modelled(s) and not (tvm_locations and s.kind == LOCATION) for s in sketch.slots
+            is_modelled(s) and not (tvm_locations is True and s.kind == LOCATION) for s in sketch.slots
         ]
         self.tokens: list[str] = []
         self._decisions: list[Decision] = []
@@ -205,12 +213,22 @@ class DecodingState:
         slot = self.slot
         if not self.modelled[len(self._decisions)]:
             return ["<unk>"]
-        locations = self.sketch.legal_locations(self._decisions) if slot.kind == LOCATION else None
+        locations = None
+        if slot.kind == LOCATION:
+            locations = self._known_locations() if self.known_only else self.sketch.legal_locations(self._decisions)
+            if locations is None:
+                return ["<unk>"]
         context = DecodeContext(self.sketch, len(self._decisions), tuple(self._decisions))
         values = legal_values(slot, tuple(self._prefix), self.filters, locations, context)
         if slot.kind == TILE:
             return [self.vocab.number(v) for v in values]
         return [decision_tokens(slot.kind, v, self.vocab)[0] for v in values]
+
+    def _known_locations(self) -> tuple[int, ...] | None:
+        """The live legal locations if known without a replay and no earlier location was left to
+        TVM (then the replay is exact anyway: deciding the rest saves nothing)."""
+        earlier = [d for d, s in zip(self._decisions, self.sketch.slots) if s.kind == LOCATION]
+        return None if None in earlier else self.sketch.known_locations(self._decisions)
 
     def step(self, token: str) -> None:
         legal = self.legal_tokens()

@@ -198,11 +198,10 @@ class Sketch:
         target = len(decided)
         if self.slots[target].kind != LOCATION:
             raise ValueError(f"slot {target} is a {self.slots[target].kind} slot, not a location")
+        known = self.known_locations(decided)
+        if known is not None:
+            return known
         placed = self._placed(target, decided)
-        shape = self._shapes.setdefault(placed, NestShape())
-        predicted = shape.predict(decided)
-        if predicted is not None:
-            return predicted
         sch = self.replay_to(target, decided)
         block, consumers, nests = self._consumer_nests(sch, target, placed)
         structure = (target, tuple((sch.get(c).name_hint, len(n)) for c, n in zip(consumers, nests)))
@@ -216,8 +215,14 @@ class Sketch:
             legal = _legal_locations(sch, block, inline)
             if scanned is not None:
                 self._scan_checks[structure] = checks + 1 if scanned == legal else -1
-        shape.learn(decided, kinds, extents, inline, legal)
+        self._shapes.setdefault(placed, NestShape()).learn(decided, kinds, extents, inline, legal)
         return legal
+
+    def known_locations(self, decided: Sequence[Decision]) -> tuple[int, ...] | None:
+        """``legal_locations(decided)`` where the location structure is learned well enough to
+        tell it without a replay (``NestShape``), else None."""
+        shape = self._shapes.get(self._placed(len(decided), decided))
+        return None if shape is None else shape.predict(decided)
 
     def blank(self, seed: int = 1) -> Schedule:
         """A fresh schedule of the unscheduled workload, seeded (a copy of one made once)."""
