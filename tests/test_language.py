@@ -417,8 +417,9 @@ def test_prior_decodes_the_locations_a_sketch_knows_and_leaves_the_rest_to_tvm(t
     decided = [p.decisions for p in prior.generate([sketch], 8, rng)]
     assert all(d[where] is not None and d[where] in sketch.legal_locations(d[:where]) for d in decided)
 
-    many = max(task_spaces["softmax-bert"][2], key=lambda s: sum(slot.kind == LOCATION for slot in s.slots))
-    state = DecodingState(many, tvm_locations="unknown")
+    context, spaces, sketches = task_spaces["softmax-bert"]
+    most = max(range(len(sketches)), key=lambda i: sum(slot.kind == LOCATION for slot in sketches[i].slots))
+    state = DecodingState(Sketch.from_schedule(context.mod, spaces[most]), tvm_locations="unknown")  # learned nothing
     while not state.done:
         state.step(state.legal_tokens()[0])
     locations = [d for d, s in zip(state.decisions(), state.sketch.slots) if s.kind == LOCATION]
