@@ -45,16 +45,24 @@ def ask_as_a_tune(generator, sketches: list, rng: np.random.Generator) -> float:
     return round(time.perf_counter() - started, 3)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc: str, **extra: str) -> tuple[argparse.Namespace, tvm.target.Target]:
+    """The A/B scripts' command line (tasks, profile, repetitions, output; ``extra``: more options
+    with their defaults) and the profile's target, its intrinsics loaded."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("tasks", nargs="*", default=TASKS)
-    parser.add_argument("--variants", default="0,16,64,64x2")
+    for option, default in extra.items():
+        parser.add_argument(f"--{option}", default=default)
     parser.add_argument("--profile", default="amd-zen3-avx2-2c")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--out")
     args = parser.parse_args()
     target = tvm.target.Target(get_profile(args.profile).target)
     load_tensor_intrinsics(target)
+    return args, target
+
+
+def main() -> None:
+    args, target = arguments(__doc__, variants="0,16,64,64x2")
     generator = resolve_generator("default")
     generator.prepare(target)
     decode = generator._decode

@@ -12,7 +12,6 @@ on freshly analysed sketches.
     python benchmarks/one_off/prior_locations.py [TASK ...] [--reps 3] [--profile P] [--out FILE.json]
 """
 
-import argparse
 import json
 import sys
 import time
@@ -20,17 +19,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import tvm
 from tvm.s_tir import meta_schedule as ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import command_line, provenance  # noqa: E402
 
-from decode_ahead import ROUNDS, TASKS  # noqa: E402
+from decode_ahead import ROUNDS, arguments  # noqa: E402
 from tvm_tensorgpt.generators import PriorGenerator  # noqa: E402
-from tvm_tensorgpt.hardware import get_profile  # noqa: E402
 from tvm_tensorgpt.language import design_sketches  # noqa: E402
-from tvm_tensorgpt.tvm_glue import load_tensor_intrinsics, resolved_postprocs  # noqa: E402
+from tvm_tensorgpt.tvm_glue import resolved_postprocs  # noqa: E402
 from tvm_tensorgpt.workloads.tasks import get_task  # noqa: E402
 
 
@@ -54,14 +51,7 @@ def one_tune(mod, target, postprocs: list, tvm_locations: bool, rng: np.random.G
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("tasks", nargs="*", default=TASKS)
-    parser.add_argument("--profile", default="amd-zen3-avx2-2c")
-    parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--out")
-    args = parser.parse_args()
-    target = tvm.target.Target(get_profile(args.profile).target)
-    load_tensor_intrinsics(target)
+    args, target = arguments(__doc__)
     out: dict = provenance(command_line()) | {"profile": args.profile, "rounds": list(ROUNDS), "tasks": {}}
     for task in args.tasks:
         mod = get_task(task).mod
